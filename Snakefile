@@ -1,0 +1,25 @@
+# Behind RoPE: how does the causal mask encode positional information?  (Kim et al., 2025)
+#
+#   snakemake --cores all                                  everything, at the scale of config/config.yaml
+#   snakemake --cores all --configfile config/paper.yaml   the paper's sizes
+#   snakemake fig2                                         one figure (targets: see `snakemake --list-target-rules`)
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/theory.smk"
+include: "workflow/rules/simulation.smk"
+include: "workflow/rules/claims.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    input:
+        "results/claims.json",
+        FIGURES.values(),
+    default_target: True
+
+
+onsuccess:
+    print_claims_summary("results/claims.json")

@@ -1,0 +1,21 @@
+# Sourced by run.sh and test.sh: create (or refresh) .venv from the pinned lock, then activate it.
+# The environment is rebuilt only when envs/requirements.txt or pyproject.toml change.
+set -euo pipefail
+project_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+venv=${BEHIND_ROPE_VENV:-$project_root/.venv}
+want=$(cat "$project_root/envs/requirements.txt" "$project_root/pyproject.toml" | sha256sum | cut -c1-64)
+if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.lock-sha256" 2>/dev/null)" != "$want" ]; then
+  if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "behind-rope needs Python >= 3.11 as python3; found $(python3 --version 2>&1)." >&2
+    exit 1
+  fi
+  echo "Setting up $venv from envs/requirements.txt (once; a few minutes) ..." >&2
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$project_root/envs/requirements.txt"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -e "$project_root"
+  echo "$want" > "$venv/.lock-sha256"
+fi
+# shellcheck disable=SC1091
+source "$venv/bin/activate"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+cd "$project_root"

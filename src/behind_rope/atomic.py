@@ -1,0 +1,57 @@
+"""Atomic writers: a crash never leaves a half-written output that looks complete."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike):
+    """Yield a temporary path next to ``path``; move it into place only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _finite_or_null(value):
+    """Strict JSON has no NaN: masked matrix entries become null."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {key: _finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_null(item) for item in value]
+    return value
+
+
+def write_json(path, data) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(_finite_or_null(data), indent=2, allow_nan=False) + "\n")
+
+
+def read_json(path):
+    return json.loads(Path(path).read_text())
+
+
+def write_npz(path, **arrays) -> None:
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as handle:
+            np.savez(handle, **arrays)
+
+
+def read_npz(path) -> dict[str, np.ndarray]:
+    with np.load(path) as data:
+        return {key: data[key] for key in data.files}

@@ -1,0 +1,59 @@
+"""Shared drawing code for the figure scripts: score heatmaps in the paper's style."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from behind_rope.atomic import atomic_path  # noqa: E402
+
+CMAP = sns.color_palette("rocket", as_cmap=True)
+CMAP.set_bad("white")  # masked (NaN) entries stay blank
+
+
+def heatmap(ax, scores: np.ndarray, vmin: float, vmax: float, title: str = "", cmap=CMAP, colorbar=True):
+    """One score matrix, queries on rows and keys on columns, positions shown 1-based."""
+    seq_len = scores.shape[-1]
+    image = ax.imshow(scores, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest",
+                      extent=(0.5, seq_len + 0.5, seq_len + 0.5, 0.5))
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("Key position", fontsize=8)
+    ax.set_ylabel("Query position", fontsize=8)
+    ax.tick_params(labelsize=7)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04).ax.tick_params(labelsize=7)
+    return image
+
+
+def quantile_limits(matrices, low: float = 0.01, high: float = 0.99) -> tuple[float, float]:
+    """Colour limits at the 1% and 99% quantiles of the finite values."""
+    values = np.concatenate([np.asarray(m)[np.isfinite(m)] for m in matrices])
+    return float(np.quantile(values, low)), float(np.quantile(values, high))
+
+
+def layer_grid(rows: list[tuple[str, np.ndarray, tuple[float, float]]], layer_label=lambda k: f"Layer {k + 1}"):
+    """A grid with one row per (label, (layers, S, S) scores, colour limits) and one column per layer."""
+    n_layers = max(scores.shape[0] for _, scores, _ in rows)
+    fig, axes = plt.subplots(len(rows), n_layers, figsize=(3.0 * n_layers, 2.8 * len(rows)), squeeze=False)
+    for r, (label, scores, (vmin, vmax)) in enumerate(rows):
+        for k in range(n_layers):
+            heatmap(axes[r, k], scores[k], vmin, vmax, f"{label}\n{layer_label(k)}")
+    fig.tight_layout()
+    return fig
+
+
+def save(fig, outputs, log=()) -> None:
+    """Write the figure to every output path (PDF and PNG), atomically; list them in the log."""
+    for path in outputs:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=Path(path).suffix.lstrip("."), dpi=150, bbox_inches="tight")
+    plt.close(fig)
+    for path in log:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text("".join(f"wrote {output}\n" for output in outputs))

@@ -1,0 +1,38 @@
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOW_PARTS = ["Snakefile", "workflow", "config", "envs", "src"]
+
+
+def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run the Snakemake of this environment in ``workdir``; return the finished process."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
+    done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
+    if check and done.returncode != 0:
+        raise AssertionError(f"{' '.join(command)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return done
+
+
+def copy_workflow(destination: Path) -> Path:
+    for part in WORKFLOW_PARTS:
+        source = ROOT / part
+        if source.is_dir():
+            shutil.copytree(source, destination / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, destination / part)
+    return destination
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> Path:
+    """A copy of the workflow, run once end to end at the smoke scale."""
+    workdir = copy_workflow(tmp_path_factory.mktemp("smoke"))
+    snakemake(workdir, "--configfile", "config/smoke.yaml")
+    return workdir

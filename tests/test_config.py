@@ -1,0 +1,84 @@
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from behind_rope.config import ConfigError, validate
+from conftest import ROOT, copy_workflow, snakemake
+
+
+def load(name="config.yaml"):
+    return yaml.safe_load((ROOT / "config" / name).read_text())
+
+
+def merged(overlay_name):
+    """What Snakemake builds for --configfile: the overlay merged recursively into the default."""
+    def merge(base, extra):
+        for key, value in extra.items():
+            base[key] = merge(base.get(key, {}), value) if isinstance(value, dict) else value
+        return base
+
+    return merge(load(), load(overlay_name))
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "paper.yaml", "smoke.yaml"])
+def test_shipped_configs_are_valid(name):
+    config = validate(load() if name == "config.yaml" else merged(name))
+    assert config["simulation"]["variants"]["l2_alpha0.0"]["causal"] is True  # defaults filled
+
+
+def test_paper_config_uses_the_paper_sizes():
+    sizes = merged("paper.yaml")["simulation"]
+    assert (sizes["batch_size"], sizes["seq_len"], sizes["dim"]) == (100_000, 50, 64)
+
+
+def broken(edit):
+    config = copy.deepcopy(load())
+    edit(config)
+    with pytest.raises(ConfigError) as caught:
+        validate(config)
+    message = str(caught.value)
+    assert "\n" not in message and message.endswith(".")
+    return message
+
+
+def test_alpha_outside_zero_one():
+    message = broken(lambda c: c["simulation"]["variants"]["l2_alpha0.2"].update(alpha=1.5))
+    assert "'simulation.variants.l2_alpha0.2.alpha' is 1.5" in message and "[0, 1)" in message
+
+
+def test_sequence_shorter_than_two():
+    message = broken(lambda c: c["simulation"].update(seq_len=1))
+    assert "'simulation.seq_len' is 1" in message and ">= 2" in message
+
+
+def test_unknown_variant_kind():
+    message = broken(lambda c: c["simulation"]["variants"]["l2_alpha0.2"].update(norm="batchnorm"))
+    assert "'simulation.variants.l2_alpha0.2.norm' is 'batchnorm'" in message and "one of l2, layernorm" in message
+
+
+def test_unknown_variant_name():
+    message = broken(lambda c: c["figures"].update(fig2=["l2_alpha0.0", "l2_alpha0.3"]))
+    assert "'figures.fig2' names the unknown variant 'l2_alpha0.3'" in message
+
+
+def test_negative_batch_size():
+    message = broken(lambda c: c["simulation"].update(batch_size=-5))
+    assert "'simulation.batch_size' is -5" in message and ">= 2" in message
+
+
+def test_missing_and_unexpected_keys():
+    assert "'simulation.dim' is missing" in broken(lambda c: c["simulation"].pop("dim"))
+    assert "'sed' was unexpected" in broken(lambda c: c.update(sed=1))
+
+
+def test_snakemake_stops_before_running_anything(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    bad = load()
+    bad["simulation"]["variants"]["l2_alpha0.2"]["alpha"] = 1.0
+    (workdir / "config" / "bad.yaml").write_text(yaml.safe_dump(bad))
+    done = snakemake(workdir, "--configfile", "config/bad.yaml", check=False)
+    assert done.returncode != 0
+    assert "'simulation.variants.l2_alpha0.2.alpha' is 1.0, but it must be a number in [0, 1)." in done.stderr
+    assert not (workdir / "results").exists()

@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+
+from behind_rope import metrics
+
+S = 30
+ROWS, COLS = np.indices((S, S))
+CAUSAL = np.where(COLS <= ROWS, 1.0, np.nan)
+
+
+def toeplitz():
+    return CAUSAL * np.exp(-(ROWS - COLS) / 5.0)
+
+
+def planted_absolute(strength=0.5):
+    # Relative decay plus an absolute-position effect: keys near the start score lower.
+    return toeplitz() - strength * CAUSAL * np.exp(-COLS / 3.0)
+
+
+def test_diagonal_normalise_zeroes_every_diagonal_mean():
+    residual = metrics.diagonal_normalise(planted_absolute())
+    for offset in range(S):
+        assert abs(np.nanmean(np.diagonal(residual, -offset))) < 1e-12
+    assert np.isnan(residual[0, 1])
+
+
+def test_toeplitz_matrix_is_purely_relative():
+    assert metrics.nonrelative_index(toeplitz()) == pytest.approx(0.0, abs=1e-12)
+    assert np.nanmax(np.abs(metrics.diagonal_normalise(toeplitz()))) < 1e-12
+    assert metrics.start_deficit(toeplitz()) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_planted_absolute_structure_scores_high():
+    column_only = CAUSAL * COLS
+    assert metrics.nonrelative_index(column_only) > 0.5
+    assert metrics.nonrelative_index(planted_absolute()) > 0.05
+    assert metrics.start_deficit(planted_absolute()) < -0.05
+
+
+def test_split_half_reliability_separates_structure_from_noise():
+    rng = np.random.default_rng(0)
+    noise = lambda: 0.01 * rng.standard_normal((S, S))
+    structured = metrics.split_half_reliability(planted_absolute() + noise(), planted_absolute() + noise())
+    relative_only = metrics.split_half_reliability(toeplitz() + noise(), toeplitz() + noise())
+    assert structured > 0.9
+    assert abs(relative_only) < 0.2
+
+
+def test_locality_is_the_share_of_rows_rising_toward_the_query():
+    assert metrics.locality(CAUSAL * COLS) == 1.0
+    assert metrics.locality(-CAUSAL * COLS) == 0.0
+    mixed = np.where(ROWS % 2 == 0, 1.0, -1.0) * CAUSAL * COLS
+    assert metrics.locality(mixed) == pytest.approx(0.5, abs=0.05)
+
+
+def test_start_deficit_needs_room_for_start_and_mid_context_keys():
+    with pytest.raises(ValueError, match="too short"):
+        metrics.start_deficit(np.ones((3, 3)))

@@ -1,0 +1,77 @@
+import numpy as np
+import torch
+
+from behind_rope.claims import claim_c2, claim_c4
+from behind_rope.metrics import layer_metrics
+from behind_rope.rope import apply_rope
+from behind_rope.simulate import SimulationSize, Variant, monte_carlo_layer2_error, sample_inputs, simulate
+
+SMALL = SimulationSize(batch_size=200, seq_len=10, dim=16, layers=3, chunk_size=64)
+
+
+def test_outputs_have_the_documented_shapes_and_mask():
+    out = simulate(Variant(alpha=0.2), SMALL, seed=0, progress=False)
+    assert set(out) == {"mean_scores", "half_a", "half_b"}
+    for array in out.values():
+        assert array.shape == (3, 10, 10)
+        assert np.isnan(array[:, 0, 1:]).all() and np.isfinite(array[:, np.tril_indices(10)[0], np.tril_indices(10)[1]]).all()
+    control = simulate(Variant(alpha=0.2, causal=False), SMALL, seed=0, progress=False)
+    assert np.isfinite(control["mean_scores"]).all()
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers():
+    first = simulate(Variant(alpha=0.0, rope=True), SMALL, seed=3, progress=False)["mean_scores"]
+    again = simulate(Variant(alpha=0.0, rope=True), SMALL, seed=3, progress=False)["mean_scores"]
+    other = simulate(Variant(alpha=0.0, rope=True), SMALL, seed=4, progress=False)["mean_scores"]
+    np.testing.assert_array_equal(first, again)
+    assert not np.allclose(first, other, equal_nan=True)
+
+
+def test_half_sample_means_average_to_the_mean():
+    size = SimulationSize(batch_size=256, seq_len=6, dim=8, layers=2, chunk_size=64)
+    out = simulate(Variant(alpha=0.4), size, seed=0, progress=False)
+    np.testing.assert_allclose((out["half_a"] + out["half_b"]) / 2, out["mean_scores"], rtol=1e-10)
+
+
+def test_inputs_have_mean_inner_product_alpha():
+    x = sample_inputs(400, 8, 64, 0.4, torch.Generator().manual_seed(0))
+    gram = x @ x.transpose(-1, -2)
+    off_diagonal = gram[:, ~torch.eye(8, dtype=torch.bool)]
+    assert abs(off_diagonal.mean().item() - 0.4) < 0.02
+    assert torch.allclose(gram.diagonal(dim1=-2, dim2=-1), torch.ones(400, 8, dtype=torch.float64))
+
+
+def test_rope_scores_depend_on_the_offset_only():
+    v = torch.randn(2, 32, generator=torch.Generator().manual_seed(0))
+    at = lambda positions: apply_rope(v.new_zeros(max(positions) + 1, 32).index_copy(0, torch.tensor(positions), v), 1e4)[positions]
+    near_start, far = at([1, 4]), at([20, 23])
+    assert torch.allclose(near_start[1] @ near_start[0], far[1] @ far[0], atol=1e-4)
+
+
+def test_monte_carlo_matches_theory_to_the_paper_tolerance():
+    rows = monte_carlo_layer2_error([0.0, 0.5], [64], samples=10_000, seq_len=6, chunk_size=2500, seed=0, progress=False)
+    assert max(r["max_abs_error"] for r in rows) < 0.02
+
+
+def _metrics(variant, size):
+    out = simulate(variant, size, seed=0, progress=False)
+    layers = [layer_metrics(out["mean_scores"][k], out["half_a"][k], out["half_b"][k]) for k in range(size.layers)]
+    return {"layers": [{"layer": k + 1, **m} for k, m in enumerate(layers)]}
+
+
+def test_c2_holds_with_the_mask_and_fails_without_it():
+    size = SimulationSize(batch_size=4000, seq_len=16, dim=64, layers=3, chunk_size=1000)
+    metrics = {"causal": _metrics(Variant(alpha=0.2), size), "control": _metrics(Variant(alpha=0.2, causal=False), size)}
+    assert claim_c2(metrics, ["causal"], ["control"], from_layer=2, min_locality=0.9)["passed"]
+    assert not claim_c2(metrics, ["control"], [], from_layer=2, min_locality=0.9)["passed"]
+
+
+def test_c4_holds_for_causal_rope_and_fails_on_the_non_causal_control():
+    size = SimulationSize(batch_size=4000, seq_len=20, dim=64, layers=4, chunk_size=1000)
+    metrics = {
+        "causal": _metrics(Variant(alpha=0.5, rope=True), size),
+        "control": _metrics(Variant(alpha=0.5, rope=True, causal=False), size),
+    }
+    assert claim_c4(metrics, ["causal"], ["control"], from_layer=3, min_reliability=0.9)["passed"]
+    control_alone = claim_c4(metrics, ["control"], [], from_layer=3, min_reliability=0.9)
+    assert not control_alone["passed"]

@@ -1,0 +1,47 @@
+# ---
+# jupytext:
+#   formats: py:percent
+#   text_representation:
+#     extension: .py
+#     format_name: percent
+# ---
+
+# %% [markdown]
+# # Figure 4: RoPE with and without the causal mask
+#
+# For each setting, a row of raw mean scores (colour range 0..1) and a row of
+# diagonal-normalised scores (each diagonal i − j minus its own mean: what RoPE's relative
+# pattern cannot explain).  All normalised rows share one symmetric colour range, so the
+# no-mask control can be compared with the causal runs by eye.
+# Run with `snakemake fig4`.
+
+# %%
+from behind_rope.atomic import read_npz
+from behind_rope.metrics import diagonal_normalise
+from behind_rope.plotting import layer_grid, quantile_limits, save
+import json
+
+try:
+    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
+except NameError:
+    from types import SimpleNamespace
+
+    names = ["rope_causal_alpha0.0", "rope_causal_alpha0.5", "rope_noncausal_alpha0.0"]
+    snakemake = SimpleNamespace(input=[f"results/simulation/{n}.npz" for n in names],
+                                output=["figures/fig4_rope_simulation.pdf", "figures/fig4_rope_simulation.png"], log=[])
+
+# %%
+settings = []
+for path in snakemake.input:
+    data = read_npz(path)
+    variant = json.loads(str(data["variant"]))
+    label = f"{'causal' if variant['causal'] else 'no mask'}, α = {variant['alpha']}"
+    settings.append((label, data["mean_scores"], diagonal_normalise(data["mean_scores"])))
+
+low, high = quantile_limits([normalised for _, _, normalised in settings])
+limit = max(abs(low), abs(high))
+rows = []
+for label, raw, normalised in settings:
+    rows.append((f"{label}, raw", raw, (0.0, 1.0)))
+    rows.append((f"{label}, normalised", normalised, (-limit, limit)))
+save(layer_grid(rows), snakemake.output, snakemake.log)

@@ -1,0 +1,38 @@
+# ---
+# jupytext:
+#   formats: py:percent
+#   text_representation:
+#     extension: .py
+#     format_name: percent
+# ---
+
+# %% [markdown]
+# # Appendix: LayerNorm (no affine parameters) in place of L2 normalisation
+#
+# LayerNorm outputs have norm √E, so scores are scaled by 1/√E (colour range 0..√E, 8 at E = 64)
+# or by 1/E (colour range 0..1).  Run with `snakemake figS_layernorm`.
+
+# %%
+from behind_rope.atomic import read_npz
+from behind_rope.plotting import layer_grid, save
+import json
+import math
+
+try:
+    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
+except NameError:
+    from types import SimpleNamespace
+
+    names = [f"layernorm_{s}_alpha{a}" for s in ("sqrtd", "d") for a in ("0.0", "0.2")]
+    snakemake = SimpleNamespace(input=[f"results/simulation/{n}.npz" for n in names],
+                                output=["figures/figS_layernorm.pdf", "figures/figS_layernorm.png"], log=[])
+
+# %%
+rows = []
+for path in snakemake.input:
+    data = read_npz(path)
+    variant, size = json.loads(str(data["variant"])), json.loads(str(data["size"]))
+    scale = {"sqrt_d": "1/√d", "d": "1/d", "one": "1"}[variant["score_scale"]]
+    vmax = math.sqrt(size["dim"]) if variant["score_scale"] == "sqrt_d" else 1.0
+    rows.append((f"LayerNorm, scale {scale}, α = {variant['alpha']}", data["mean_scores"], (0.0, vmax)))
+save(layer_grid(rows), snakemake.output, snakemake.log)
