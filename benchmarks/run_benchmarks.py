@@ -1,0 +1,102 @@
+"""Workflow benchmarks, measured side by side in one run on a scratch copy of the workflow.
+
+    python benchmarks/run_benchmarks.py                 # print the table, write results/benchmarks/summary.json
+    python benchmarks/run_benchmarks.py --update-readme # also refresh the README's benchmark table
+
+Measures: a cold run of the whole DAG at the default scale, a no-op rerun, rebuilding one
+figure after its script changed, and the peak memory of a paper-scale simulation (B = 100,000)
+run in chunks against the same run in a single chunk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from conftest import copy_workflow  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "src"))
+from behind_rope.atomic import write_json  # noqa: E402
+
+README_START, README_END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
+
+
+def timed(command, cwd) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=cwd, check=True, capture_output=True, text=True)
+    return time.perf_counter() - start
+
+
+def peak_rss_mb(command, cwd) -> tuple[float, float]:
+    """(seconds, peak resident memory in MB) of a child process, run alone."""
+    code = (
+        "import resource, subprocess, sys, time; t = time.perf_counter();"
+        "subprocess.run(sys.argv[1:], check=True, capture_output=True);"
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, *command], cwd=cwd, check=True, capture_output=True, text=True)
+    seconds, megabytes = map(float, out.stdout.split())
+    return seconds, megabytes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--update-readme", action="store_true")
+    args = parser.parse_args()
+    snakemake = [sys.executable, "-m", "snakemake", "--cores", "all"]
+    with tempfile.TemporaryDirectory() as scratch:
+        work = copy_workflow(Path(scratch))
+        full = timed(snakemake, work)
+        noop = timed(snakemake, work)
+        script = work / "workflow" / "scripts" / "fig2_simulation.py"
+        script.write_text(script.read_text() + "\n# restyled\n")
+        figure = timed([*snakemake, "fig2"], work)
+        paper = ["--batch-size", "100000", "--seq-len", "50", "--dim", "64", "--layers", "4", "--seed", "0",
+                 "--alpha", "0.5", "--rope", "true", "--threads", "2"]
+        simulate = [sys.executable, "-m", "behind_rope", "simulate", "--output", str(work / "paper.npz"), *paper]
+        chunked_s, chunked_mb = peak_rss_mb([*simulate, "--chunk-size", "2000"], work)
+        single_s, single_mb = peak_rss_mb([*simulate, "--chunk-size", "100000"], work)
+    summary = {
+        "machine": f"{__import__('os').cpu_count()} cores",
+        "full_default_run_s": full,
+        "noop_rerun_s": noop,
+        "single_figure_after_edit_s": figure,
+        "paper_scale_simulation_chunked": {"seconds": chunked_s, "peak_rss_mb": chunked_mb},
+        "paper_scale_simulation_one_chunk": {"seconds": single_s, "peak_rss_mb": single_mb},
+        "ratios": {
+            "noop_over_full": noop / full,
+            "figure_over_full": figure / full,
+            "chunked_over_one_chunk_memory": chunked_mb / single_mb,
+            "chunked_over_one_chunk_time": chunked_s / single_s,
+        },
+    }
+    write_json(ROOT / "results" / "benchmarks" / "summary.json", summary)
+    table = "\n".join([
+        "| measurement | value | target |",
+        "|---|---|---|",
+        f"| whole DAG, default scale, cold (`snakemake --cores all`) | {full:.0f} s | < 300 s |",
+        f"| no-op rerun | {noop:.1f} s ({noop / full:.3f} of a cold run) | < 3 s |",
+        f"| `snakemake fig2` after editing its script | {figure:.1f} s ({figure / full:.3f} of a cold run) | < 20 s |",
+        f"| paper-scale simulation (B = 100,000), chunks of 2,000: peak memory | {chunked_mb:.0f} MB in {chunked_s:.0f} s | < 2,000 MB |",
+        f"| the same in one chunk of 100,000 | {single_mb:.0f} MB in {single_s:.0f} s "
+        f"(chunked/one-chunk memory ratio {chunked_mb / single_mb:.2f}, time ratio {chunked_s / single_s:.2f}) | |",
+    ])
+    print(table)
+    if args.update_readme:
+        readme = ROOT / "README.md"
+        text = readme.read_text()
+        head, rest = text.split(README_START)
+        _, tail = rest.split(README_END)
+        note = f"\n_Measured by `python benchmarks/run_benchmarks.py --update-readme` on {summary['machine']}._\n\n"
+        readme.write_text(head + README_START + note + table + "\n" + README_END + tail)
+
+
+if __name__ == "__main__":
+    main()
