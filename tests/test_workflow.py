@@ -2,7 +2,10 @@
 
 import json
 import re
+import subprocess
+import sys
 
+import jupytext
 import numpy as np
 import pytest
 
@@ -50,6 +53,17 @@ def test_editing_a_figure_script_reruns_only_that_figure(smoke_run, target):
     ran = set(re.findall(r"^(?:local)?rule (\w+):", rebuilt.stdout + rebuilt.stderr, flags=re.MULTILINE))
     assert ran == {"fig2_simulation", "fig2" if target == "fig2" else "fig2_simulation"}
     assert simulation.stat().st_mtime_ns == before
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_figure_scripts_open_as_notebooks_and_run_outside_snakemake(smoke_run, name):
+    script = smoke_run / "workflow" / "scripts" / f"{name}.py"
+    notebook = jupytext.read(script)
+    assert sum(cell.cell_type == "code" for cell in notebook.cells) >= 2
+    assert notebook.cells[0].cell_type == "markdown"
+    (smoke_run / "figures" / f"{name}.png").unlink()
+    subprocess.run([sys.executable, str(script)], cwd=smoke_run, check=True, capture_output=True)
+    assert (smoke_run / "figures" / f"{name}.png").exists()
 
 
 def test_lint_reports_nothing(smoke_run):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib
@@ -11,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from behind_rope.atomic import atomic_path  # noqa: E402
+from behind_rope.atomic import atomic_path, read_npz  # noqa: E402
 
 CMAP = sns.color_palette("rocket", as_cmap=True)
 CMAP.set_bad("white")  # masked (NaN) entries stay blank
@@ -46,6 +47,15 @@ def layer_grid(rows: list[tuple[str, np.ndarray, tuple[float, float]]], layer_la
             heatmap(axes[r, k], scores[k], vmin, vmax, f"{label}\n{layer_label(k)}")
     fig.tight_layout()
     return fig
+
+
+def alpha_rows(paths, limits=(0.0, 1.0)):
+    """Grid rows for simulation files that differ only in alpha: ("α = ...", mean scores, limits)."""
+    rows = []
+    for path in paths:
+        data = read_npz(path)
+        rows.append((f"α = {json.loads(str(data['variant']))['alpha']}", data["mean_scores"], limits))
+    return rows
 
 
 def save(fig, outputs, log=()) -> None:

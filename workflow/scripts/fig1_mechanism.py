@@ -1,9 +1,10 @@
 # ---
-# jupytext:
-#   formats: py:percent
-#   text_representation:
-#     extension: .py
-#     format_name: percent
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
 # ---
 
 # %% [markdown]

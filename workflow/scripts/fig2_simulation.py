@@ -1,9 +1,10 @@
 # ---
-# jupytext:
-#   formats: py:percent
-#   text_representation:
-#     extension: .py
-#     format_name: percent
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
 # ---
 
 # %% [markdown]
@@ -13,9 +14,7 @@
 # Run with `snakemake fig2`; the inputs are `results/simulation/<variant>.npz`.
 
 # %%
-from behind_rope.atomic import read_npz
-from behind_rope.plotting import layer_grid, save
-import json
+from behind_rope.plotting import alpha_rows, layer_grid, save
 
 try:
     snakemake  # noqa: B018  (injected by Snakemake's script: directive)
@@ -26,8 +25,4 @@ except NameError:
                                 output=["figures/fig2_simulation.pdf", "figures/fig2_simulation.png"], log=[])
 
 # %%
-rows = []
-for path in snakemake.input:
-    data = read_npz(path)
-    rows.append((f"α = {json.loads(str(data['variant']))['alpha']}", data["mean_scores"], (0.0, 1.0)))
-save(layer_grid(rows), snakemake.output, snakemake.log)
+save(layer_grid(alpha_rows(snakemake.input)), snakemake.output, snakemake.log)
