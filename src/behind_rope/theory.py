@@ -11,8 +11,6 @@ the reference that the derived expressions are compared with.
 """
 
 from __future__ import annotations
-
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -195,19 +193,18 @@ def monotonicity_sign_argument(h2: sp.Expr) -> dict:
 
 # ---- numeric closed form ---------------------------------------------------------------------
 
-def g_value(i: int, alpha: float) -> float:
-    D = math.e + (i - 1) * math.exp(alpha)
-    return 2 * (2 * alpha * math.e + math.exp(alpha) * (1 + alpha * (2 * i - 3))) / D
+# The numeric closed form is compiled from the same sympy expressions that derive() checks.
+_g_numeric = sp.lambdify((I, ALPHA), paper_g(I), "numpy")
+_h2_numeric = sp.lambdify((I, ALPHA), paper_h2(I), "numpy")
+
+
+def g_value(i, alpha: float):
+    return _g_numeric(np.asarray(i, dtype=float), alpha)
 
 
 def h_value(i, alpha: float):
     """h(i) = ||x_i¹||; accepts an int or a numpy array of positions."""
-    a = math.exp(alpha)
-    i = np.asarray(i, dtype=float)
-    A = 2 * math.e + (i - 1) * a
-    D = math.e + (i - 1) * a
-    h2 = (A**2 + 2 * alpha * a * (i - 1) * A + a**2 * (i - 1) * (1 + (i - 2) * alpha)) / D**2
-    return np.sqrt(h2)
+    return np.sqrt(_h2_numeric(np.asarray(i, dtype=float), alpha))
 
 
 def layer2_score(i: int, j: int, alpha: float) -> float:
