@@ -11,6 +11,7 @@ the reference that the derived expressions are compared with.
 """
 
 from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
