@@ -10,6 +10,8 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/theory.smk"
 include: "workflow/rules/simulation.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/training.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/figures.smk"
 

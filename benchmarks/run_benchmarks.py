@@ -4,13 +4,17 @@
     python benchmarks/run_benchmarks.py --update-readme # also refresh the README's benchmark table
 
 Measures: a cold run of the whole DAG at the default scale, a no-op rerun, rebuilding one
-figure after its script changed, and the peak memory of a paper-scale simulation (B = 100,000)
-run in chunks against the same run in a single chunk.
+figure after its script changed (a simulation figure and Figure 3), the twins' training
+throughput and peak memory (from the cold run's own metrics and benchmark files), and the peak
+memory of a paper-scale simulation (B = 100,000) run in chunks against the same run in a single
+chunk.  With --update-readme it also rewrites the README's table of trained-twin results from the
+cold run's results/claims.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import subprocess
 import sys
@@ -26,6 +30,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from behind_rope.atomic import write_json  # noqa: E402
 
 README_START, README_END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
+TWINS_START, TWINS_END = "<!-- twins:start -->", "<!-- twins:end -->"
 
 
 def timed(command, cwd) -> float:
@@ -46,6 +51,38 @@ def peak_rss_mb(command, cwd) -> tuple[float, float]:
     return seconds, megabytes
 
 
+def training_measurements(work: Path, twin: str) -> dict:
+    metrics = json.loads((work / "results" / "training" / twin / "metrics.json").read_text())
+    with open(work / "results" / "benchmarks" / "train" / f"{twin}.tsv") as handle:
+        benchmark = next(csv.DictReader(handle, delimiter="\t"))
+    return {"tokens_per_second": metrics["tokens_per_second"], "train_seconds": metrics["train_seconds"],
+            "peak_rss_mb": float(benchmark["max_rss"]), "device": metrics["device"], "dtype": metrics["dtype"]}
+
+
+def twins_table(claims: dict) -> str:
+    """The trained-twin numbers of claim C3, as written by the pipeline."""
+    c3 = claims["C3"]["measured"]
+    rows = ["| quantity | value |", "|---|---|"]
+    for twin, sanity in c3["sanity"].items():
+        rows.append(f"| {twin}: held-out loss / unigram loss (sanity) | {sanity['validation_loss']:.3f} / "
+                    f"{sanity['unigram_loss']:.3f} ({'PASS' if sanity['passed'] else 'FAIL'}) |")
+    for role in ("runs", "controls", "comparisons", "untrained"):
+        for run, result in c3["locality"][role].items():
+            values = ", ".join(f"layer {k}: {v:.2f}" for k, v in result["locality"].items())
+            rows.append(f"| locality, {run} ({role}) | {values} |")
+    for run, result in c3["amplification"].items():
+        rows.append(f"| amplification, {run} | key slope {result['key_slope']:.4f} = "
+                    f"{result['amplification']:.2f} x the largest simulated |")
+    rows.append(f"| C3 | {'PASS' if claims['C3']['passed'] else 'FAIL'} ({c3['checks']}) |")
+    return "\n".join(rows)
+
+
+def replace_block(text: str, start: str, end: str, body: str) -> str:
+    head, rest = text.split(start)
+    _, tail = rest.split(end)
+    return head + start + body + end + tail
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--update-readme", action="store_true")
@@ -58,6 +95,11 @@ def main() -> None:
         script = work / "workflow" / "scripts" / "fig2_simulation.py"
         script.write_text(script.read_text() + "\n# restyled\n")
         figure = timed([*snakemake, "fig2"], work)
+        script = work / "workflow" / "scripts" / "fig3_nope_gram.py"
+        script.write_text(script.read_text() + "\n# restyled\n")
+        fig3 = timed([*snakemake, "fig3"], work)
+        training = {twin: training_measurements(work, twin) for twin in ("nope", "rope")}
+        claims = json.loads((work / "results" / "claims.json").read_text())
         paper = ["--batch-size", "100000", "--seq-len", "50", "--dim", "64", "--layers", "4", "--seed", "0",
                  "--alpha", "0.5", "--rope", "true", "--threads", "2"]
         simulate = [sys.executable, "-m", "behind_rope", "simulate", "--output", str(work / "paper.npz"), *paper]
@@ -68,6 +110,8 @@ def main() -> None:
         "full_default_run_s": full,
         "noop_rerun_s": noop,
         "single_figure_after_edit_s": figure,
+        "fig3_after_edit_s": fig3,
+        "training": training,
         "paper_scale_simulation_chunked": {"seconds": chunked_s, "peak_rss_mb": chunked_mb},
         "paper_scale_simulation_one_chunk": {"seconds": single_s, "peak_rss_mb": single_mb},
         "ratios": {
@@ -84,18 +128,23 @@ def main() -> None:
         f"| whole DAG, default scale, cold (`snakemake --cores all`) | {full:.0f} s | < 300 s |",
         f"| no-op rerun | {noop:.1f} s ({noop / full:.3f} of a cold run) | < 3 s |",
         f"| `snakemake fig2` after editing its script | {figure:.1f} s ({figure / full:.3f} of a cold run) | < 20 s |",
+        f"| `snakemake fig3` after editing its script (no model rerun) | {fig3:.1f} s ({fig3 / full:.3f} of a cold run) | < 20 s |",
+        *[f"| training throughput, {twin} twin ({t['device']}, {t['dtype']}) | {t['tokens_per_second']:.0f} tokens/s, "
+          f"{t['train_seconds']:.0f} s, peak memory {t['peak_rss_mb']:.0f} MB | < 300 s, < 4,000 MB |"
+          for twin, t in training.items()],
+        f"| NoPE/RoPE throughput ratio | {training['nope']['tokens_per_second'] / training['rope']['tokens_per_second']:.2f} | |",
         f"| paper-scale simulation (B = 100,000), chunks of 2,000: peak memory | {chunked_mb:.0f} MB in {chunked_s:.0f} s | < 2,000 MB |",
         f"| the same in one chunk of 100,000 | {single_mb:.0f} MB in {single_s:.0f} s "
         f"(chunked/one-chunk memory ratio {chunked_mb / single_mb:.2f}, time ratio {chunked_s / single_s:.2f}) | |",
     ])
     print(table)
+    print(twins_table(claims))
     if args.update_readme:
         readme = ROOT / "README.md"
-        text = readme.read_text()
-        head, rest = text.split(README_START)
-        _, tail = rest.split(README_END)
         note = f"\n_Measured by `python benchmarks/run_benchmarks.py --update-readme` on {summary['machine']}._\n\n"
-        readme.write_text(head + README_START + note + table + "\n" + README_END + tail)
+        text = replace_block(readme.read_text(), README_START, README_END, note + table + "\n")
+        note = "\n_From `results/claims.json` of the same default-scale run._\n\n"
+        readme.write_text(replace_block(text, TWINS_START, TWINS_END, note + twins_table(claims) + "\n"))
 
 
 if __name__ == "__main__":

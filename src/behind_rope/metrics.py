@@ -71,19 +71,23 @@ def start_deficit(scores: np.ndarray, start_keys: int | None = None) -> float:
     return float(near_start.mean() - mid_context.mean())
 
 
-def locality(scores: np.ndarray) -> float:
-    """Share of query rows (with at least two earlier keys) whose score rises with key position.
+def key_slopes(scores: np.ndarray) -> np.ndarray:
+    """Per query (with at least two earlier keys): the least-squares slope of score against key position."""
+    return np.array([np.polyfit(np.arange(query), scores[query, :query], 1)[0] for query in range(2, scores.shape[-1])])
 
-    A row "rises" when the least-squares slope of score against key position, over the keys
-    before the query, is positive.
+
+def locality(scores: np.ndarray) -> float:
+    """Share of query rows whose score rises with key position (a positive slope over earlier keys)."""
+    return float(np.mean(key_slopes(scores) > 0))
+
+
+def key_slope(scores: np.ndarray) -> float:
+    """Mean over queries of the score slope per key position: how strongly scores favour nearby keys.
+
+    Scores are pre-softmax logits, so the slope is the extra log-weight a key gains per position
+    closer to its query; it ignores per-query offsets, as the softmax does.
     """
-    seq_len = scores.shape[-1]
-    rising = []
-    for query in range(2, seq_len):
-        keys = np.arange(query)
-        slope = np.polyfit(keys, scores[query, :query], 1)[0]
-        rising.append(slope > 0)
-    return float(np.mean(rising))
+    return float(key_slopes(scores).mean())
 
 
 def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray) -> dict[str, float]:
@@ -92,4 +96,5 @@ def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray) -> d
         "nonrelative_index": nonrelative_index(mean),
         "start_deficit": start_deficit(mean),
         "locality": locality(mean),
+        "key_slope": key_slope(mean),
     }

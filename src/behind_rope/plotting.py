@@ -38,15 +38,24 @@ def quantile_limits(matrices, low: float = 0.01, high: float = 0.99) -> tuple[fl
     return float(np.quantile(values, low)), float(np.quantile(values, high))
 
 
-def layer_grid(rows: list[tuple[str, np.ndarray, tuple[float, float]]], layer_label=lambda k: f"Layer {k + 1}"):
-    """A grid with one row per (label, (layers, S, S) scores, colour limits) and one column per layer."""
+def layer_grid(rows: list[tuple[str, np.ndarray, tuple | list]], layer_label=lambda k: f"Layer {k + 1}"):
+    """A grid with one row per (label, (layers, S, S) scores, colour limits) and one column per layer.
+
+    The limits are one (vmin, vmax) for the whole row, or a list with one per layer.
+    """
     n_layers = max(scores.shape[0] for _, scores, _ in rows)
     fig, axes = plt.subplots(len(rows), n_layers, figsize=(3.0 * n_layers, 2.8 * len(rows)), squeeze=False)
-    for r, (label, scores, (vmin, vmax)) in enumerate(rows):
+    for r, (label, scores, limits) in enumerate(rows):
         for k in range(n_layers):
+            vmin, vmax = limits[k] if isinstance(limits, list) else limits
             heatmap(axes[r, k], scores[k], vmin, vmax, f"{label}\n{layer_label(k)}")
     fig.tight_layout()
     return fig
+
+
+def below_diagonal(matrix: np.ndarray) -> np.ndarray:
+    """The strict lower triangle: colour limits taken there let the large self-scores saturate."""
+    return matrix[np.tri(matrix.shape[-1], k=-1, dtype=bool)]
 
 
 def alpha_rows(paths, limits=(0.0, 1.0)):

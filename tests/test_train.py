@@ -1,0 +1,58 @@
+"""Training: determinism, resuming after an interruption, the vocabulary map and the unigram baseline."""
+
+import math
+
+import numpy as np
+import torch
+
+from behind_rope.models import TwinSize
+from behind_rope.train import TrainSettings, remap, train_twin, twin_vocabulary, unigram_loss
+
+TINY = TwinSize(vocab_size=20, hidden_size=32, layers=2, heads=2, kv_heads=1, head_dim=16,
+                intermediate_size=48, max_positions=16)
+SETTINGS = TrainSettings(steps=6, batch_size=4, learning_rate=1e-2, warmup_steps=2, weight_decay=0.1,
+                         checkpoint_every=2, eval_sequences=8, seed=0)
+
+
+def token_data(seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, TINY.vocab_size, (40, 16)), rng.integers(0, TINY.vocab_size, (8, 16))
+
+
+def weights(model):
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def test_an_interrupted_run_resumes_to_identical_weights(tmp_path):
+    train, valid = token_data()
+    straight, history, summary = train_twin("nope", TINY, SETTINGS, train, valid, tmp_path / "a", progress=False)
+    # Stopped after step 3: the last checkpoint is at step 2, so the rerun redoes step 3.
+    assert train_twin("nope", TINY, SETTINGS, train, valid, tmp_path / "b", stop_after=3, progress=False) is None
+    resumed, resumed_history, resumed_summary = train_twin("nope", TINY, SETTINGS, train, valid, tmp_path / "b", progress=False)
+    assert resumed_summary["resumed_from_step"] == 2 and summary["resumed_from_step"] == 0
+    for name, value in weights(straight).items():
+        assert torch.equal(value, resumed.state_dict()[name]), name
+    assert [h["train_loss"] for h in history] == [h["train_loss"] for h in resumed_history]
+    assert resumed_summary["validation_loss"] == summary["validation_loss"]
+
+
+def test_a_checkpoint_from_other_settings_is_not_resumed(tmp_path):
+    train, valid = token_data()
+    train_twin("nope", TINY, SETTINGS, train, valid, tmp_path, stop_after=2, progress=False)
+    other = TrainSettings(**{**SETTINGS.__dict__, "learning_rate": 5e-3})
+    _, _, summary = train_twin("nope", TINY, other, train, valid, tmp_path, progress=False)
+    assert summary["resumed_from_step"] == 0
+
+
+def test_the_vocabulary_keeps_the_most_frequent_ids_and_maps_the_rest_to_one():
+    ids = np.array([[7, 7, 7, 3, 3, 9, 1000]])
+    vocabulary = twin_vocabulary(ids, vocab_size=3)
+    np.testing.assert_array_equal(vocabulary, [3, 7])
+    np.testing.assert_array_equal(remap(ids, vocabulary), [[1, 1, 1, 0, 0, 2, 2]])
+
+
+def test_unigram_loss_is_the_cross_entropy_of_add_one_frequencies():
+    train = np.array([[0, 0, 0, 1]])
+    valid = np.array([[1, 0, 1]])  # targets 0 and 1
+    p0, p1 = 4 / 7, 2 / 7  # counts 3+1 and 1+1, and one unseen id (0+1)
+    assert math.isclose(unigram_loss(train, valid, vocab_size=3), -(math.log(p0) + math.log(p1)) / 2)

@@ -1,0 +1,45 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # Figure 3: from layer 1 into layer 2 of the trained NoPE twin
+#
+# Nine Gram matrices on the first tokens of held-out sequences (mean over sequences, and over
+# heads for the per-head panels b, c and i; upper triangle masked).  They were recomputed from
+# the model's weights and checked against its forward pass by the `gram` rule; this script only
+# draws `results/twins/gram/nope.npz`.  Colour limits are the 1%/99% quantiles of the entries
+# below the diagonal, so the much larger self-similarities on the diagonal saturate and the
+# position dependence stays visible.  Run with `snakemake fig3`.
+
+# %%
+import json
+
+import matplotlib.pyplot as plt
+
+from behind_rope.atomic import read_npz
+from behind_rope.gram import PANELS
+from behind_rope.plotting import below_diagonal, heatmap, quantile_limits, save
+
+try:
+    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
+except NameError:
+    from types import SimpleNamespace
+
+    snakemake = SimpleNamespace(input=["results/twins/gram/nope.npz"],
+                                output=["figures/fig3_nope_gram.pdf", "figures/fig3_nope_gram.png"], log=[])
+
+# %%
+gram = read_npz(snakemake.input[0])
+print("recomputation check:", json.loads(str(gram["check"]))["max_abs_gap"])
+fig, axes = plt.subplots(3, 3, figsize=(10.5, 9.5))
+for ax, (name, title) in zip(axes.flat, PANELS.items()):
+    heatmap(ax, gram[name], *quantile_limits([below_diagonal(gram[name])]), f"({name}) {title}")
+fig.suptitle(f"Trained NoPE twin, layer 1 into layer 2 ({int(gram['sequences'])} held-out sequences)", fontsize=11)
+fig.tight_layout()
+save(fig, snakemake.output, snakemake.log)

@@ -1,0 +1,38 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # Appendix: mean pre-softmax scores of every layer of a trained twin
+#
+# Top row: the mean score (over held-out sequences and heads).  Bottom row: diagonal-normalised
+# (each diagonal i - j minus its own mean), so what is left is the non-relative part.  Each panel
+# has its own colour limits, at the 1% and 99% quantiles of its entries below the diagonal.  One script draws both twins: `snakemake figS_nope_all_layers`
+# and `snakemake figS_rope_twin_all_layers`.
+
+# %%
+from behind_rope.atomic import read_npz
+from behind_rope.metrics import diagonal_normalise
+from behind_rope.plotting import below_diagonal, layer_grid, quantile_limits, save
+
+try:
+    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
+except NameError:
+    from types import SimpleNamespace
+
+    snakemake = SimpleNamespace(input=["results/twins/scores/nope_text_causal.npz"], params=SimpleNamespace(label="NoPE twin"),
+                                output=["figures/figS_nope_all_layers.pdf", "figures/figS_nope_all_layers.png"], log=[])
+
+# %%
+scores = read_npz(snakemake.input[0])["mean_scores"]
+normalised = diagonal_normalise(scores)
+rows = [
+    (f"{snakemake.params.label}, raw", scores, [quantile_limits([below_diagonal(s)]) for s in scores]),
+    (f"{snakemake.params.label}, diagonal-normalised", normalised, [quantile_limits([below_diagonal(s)]) for s in normalised]),
+]
+save(layer_grid(rows), snakemake.output, snakemake.log)
