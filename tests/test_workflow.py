@@ -63,6 +63,18 @@ def test_editing_a_figure_script_reruns_only_that_figure(smoke_run, target, scri
     assert (smoke_run / upstream).stat().st_mtime_ns == before
 
 
+def test_editing_a_library_module_reruns_only_the_rules_that_use_it(smoke_run):
+    module = smoke_run / "src" / "behind_rope" / "metrics.py"
+    original = module.read_text()
+    module.write_text(original + "\n# a changed metric\n")
+    try:
+        plan = snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run")
+    finally:
+        module.write_text(original)
+    assert planned_rules(plan) == {"simulation_metrics", "twin_metrics", "claims", "all"}, plan.stdout + plan.stderr
+    assert "Nothing to be done" in snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run").stdout
+
+
 def test_train_nope_trains_only_the_nope_twin(smoke_run, tmp_path):
     workdir = tmp_path / "copy"
     shutil.copytree(smoke_run, workdir, symlinks=True)

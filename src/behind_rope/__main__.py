@@ -170,14 +170,15 @@ def twin_scores(args) -> None:
 def gram(args) -> None:
     import torch
 
-    from behind_rope.gram import gram_matrices
+    from behind_rope.gram import PANELS, gram_matrices
     from behind_rope.models import load_twin
 
     torch.set_num_threads(args.threads)
     model_dir = Path(args.model_dir)
     inputs = _twin_inputs(args, model_dir)
     panels, check = gram_matrices(load_twin(model_dir), inputs)
-    atomic.write_npz(args.output, **panels, check=json.dumps(check), sequences=len(inputs))
+    # The titles travel with the panels, so the figure script needs neither torch nor transformers.
+    atomic.write_npz(args.output, **panels, titles=json.dumps(PANELS), check=json.dumps(check), sequences=len(inputs))
     print(f"recomputation agrees with the forward pass: {check['max_abs_gap']}")
 
 

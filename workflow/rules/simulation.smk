@@ -2,6 +2,7 @@ rule simulate:
     output:
         "results/simulation/{variant}.npz",
     params:
+        code=library_code("simulate", "rope"),
         variant=lambda wildcards: VARIANTS[wildcards.variant],
         size=config["simulation"],
         seed=config["seed"],
@@ -29,6 +30,8 @@ rule simulation_metrics:
         "results/simulation/{variant}.npz",
     output:
         "results/metrics/simulation/{variant}.json",
+    params:
+        code=library_code("metrics"),
     log:
         "results/logs/simulation_metrics/{variant}.log",
     conda:

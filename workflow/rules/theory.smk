@@ -1,6 +1,8 @@
 rule derivation:
     output:
         "results/theory/derivation.json",
+    params:
+        code=library_code("theory"),
     log:
         "results/logs/derivation.log",
     benchmark:
@@ -18,6 +20,7 @@ rule theory_monte_carlo:
     output:
         "results/theory/monte_carlo.json",
     params:
+        code=library_code("simulate", "theory", "rope"),
         mc=config["theory"]["monte_carlo"],
         seed=config["seed"],
     threads: config["simulation"]["threads"]

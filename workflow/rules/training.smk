@@ -8,6 +8,7 @@ rule train:
     output:
         **twin_files("{twin}"),
     params:
+        code=library_code("train", "models", "extract"),
         positional=lambda wildcards: TWINS[wildcards.twin]["positional"],
         size=twin_size_json(),
         settings=lambda wildcards: twin_settings_json(wildcards.twin),
@@ -52,6 +53,7 @@ rule twin_scores:
     output:
         "results/twins/scores/{twin}_{inputs}_{mask}.npz",
     params:
+        code=library_code("extract", "models", "train"),
         analysis=config["twin_analysis"],
         causal=lambda wildcards: str(wildcards.mask == "causal").lower(),
         seed=config["seed"],
@@ -77,6 +79,8 @@ rule twin_metrics:
         "results/twins/scores/{twin}_{inputs}_{mask}.npz",
     output:
         "results/metrics/twins/{twin}_{inputs}_{mask}.json",
+    params:
+        code=library_code("metrics"),
     log:
         "results/logs/twin_metrics/{twin}_{inputs}_{mask}.log",
     conda:
@@ -95,6 +99,7 @@ rule gram:
     output:
         "results/twins/gram/{twin}.npz",
     params:
+        code=library_code("gram", "extract", "models"),
         analysis=config["twin_analysis"],
     threads: config["twin_analysis"]["threads"]
     log:
