@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from behind_rope.models import TwinSize
-from behind_rope.train import TrainSettings, remap, train_twin, twin_vocabulary, unigram_loss
+from behind_rope.train import TrainSettings, remap, sanity, train_twin, twin_vocabulary, unigram_loss
 
 TINY = TwinSize(vocab_size=20, hidden_size=32, layers=2, heads=2, kv_heads=1, head_dim=16,
                 intermediate_size=48, max_positions=16)
@@ -56,3 +56,9 @@ def test_unigram_loss_is_the_cross_entropy_of_add_one_frequencies():
     valid = np.array([[1, 0, 1]])  # targets 0 and 1
     p0, p1 = 4 / 7, 2 / 7  # counts 3+1 and 1+1, and one unseen id (0+1)
     assert math.isclose(unigram_loss(train, valid, vocab_size=3), -(math.log(p0) + math.log(p1)) / 2)
+
+
+def test_sanity_needs_a_margin_over_the_unigram_model():
+    assert sanity(validation_loss=5.0, unigram=6.0, min_gain=0.3)["passed"]
+    assert not sanity(validation_loss=5.9, unigram=6.0, min_gain=0.3)["passed"]  # barely better: learned little
+    assert not sanity(validation_loss=9.1, unigram=6.3, min_gain=0.3)["passed"]  # an untrained twin

@@ -122,7 +122,7 @@ def train(args) -> None:
     import torch
 
     from behind_rope.models import TwinSize, save_twin
-    from behind_rope.train import TrainSettings, remap, train_twin, twin_vocabulary
+    from behind_rope.train import TrainSettings, remap, sanity, train_twin, twin_vocabulary
 
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True, warn_only=True)
@@ -131,11 +131,7 @@ def train(args) -> None:
     vocabulary = twin_vocabulary(train_raw, size.vocab_size)
     model, history, summary = train_twin(args.positional, size, settings, remap(train_raw, vocabulary),
                                          remap(valid_raw, vocabulary), args.resume_dir, args.device)
-    summary["sanity"] = {
-        "min_gain_over_unigram": args.min_gain,
-        "gain_over_unigram": summary["unigram_loss"] - summary["validation_loss"],
-        "passed": summary["unigram_loss"] - summary["validation_loss"] >= args.min_gain,
-    }
+    summary["sanity"] = sanity(summary["validation_loss"], summary["unigram_loss"], args.min_gain)
     out = Path(args.output_dir)
     with atomic.atomic_dir(out) as tmp:
         save_twin(model, tmp, {"twin": args.twin, "size": json.loads(args.size), "settings": json.loads(args.settings)})

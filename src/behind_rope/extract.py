@@ -82,13 +82,14 @@ class ScoreRecorder:
         }
 
 
-def _repeat_kv(states: torch.Tensor, groups: int) -> torch.Tensor:
+def repeat_kv(states: torch.Tensor, query_heads: int) -> torch.Tensor:
+    """GQA: give every query head its key/value head (heads on axis 1)."""
+    groups = query_heads // states.shape[1]
     return states if groups == 1 else states.repeat_interleave(groups, dim=1)
 
 
 def _scores_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, causal=True, **kwargs):
-    groups = query.shape[1] // key.shape[1]
-    key, value = _repeat_kv(key, groups), _repeat_kv(value, groups)
+    key, value = repeat_kv(key, query.shape[1]), repeat_kv(value, query.shape[1])
     scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
     scores = torch.matmul(query, key.transpose(2, 3)) * scaling
     mask = attention_mask[:, :, :, : key.shape[-2]] if causal and attention_mask is not None else None

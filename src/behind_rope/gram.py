@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from behind_rope.extract import record_scores
+from behind_rope.extract import record_scores, repeat_kv
 
 PANELS = {
     "a": "Y Yᵀ (Y = RMSNorm of the layer-1 input)",
@@ -49,7 +49,7 @@ def _query_key(layer, normed: torch.Tensor, position_embeddings):
     key = _heads(attention.k_proj(normed), attention.head_dim)
     if attention.use_rope:
         query, key = apply_rotary_pos_emb(query, key, *position_embeddings)
-    return query, key.repeat_interleave(query.shape[1] // key.shape[1], dim=1)
+    return query, repeat_kv(key, query.shape[1])
 
 
 @torch.no_grad()
@@ -69,7 +69,7 @@ def gram_matrices(model, input_ids: torch.Tensor, tolerance: float = 1e-4) -> tu
     scores = query @ key.transpose(-1, -2) * first.self_attn.scaling
     weights = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)
     value = _heads(first.self_attn.v_proj(y), first.self_attn.head_dim)
-    attended = weights @ value.repeat_interleave(query.shape[1] // value.shape[1], dim=1)
+    attended = weights @ repeat_kv(value, query.shape[1])
     projected = first.self_attn.o_proj(attended.transpose(1, 2).reshape(*x.shape[:2], -1))
     o = projected + x
     normed_o = first.post_attention_layernorm(o)

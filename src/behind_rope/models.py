@@ -9,7 +9,7 @@ on every layer the model computes exactly what ``LlamaForCausalLM`` computes (te
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -67,12 +67,16 @@ def uses_rope(model) -> bool:
     return any(layer.self_attn.use_rope for layer in model.model.layers)
 
 
+def weights(model) -> dict[str, torch.Tensor]:
+    """The tensors a checkpoint stores: the tied output layer is the embedding, so it is left out."""
+    return {key: value.detach().cpu().contiguous() for key, value in model.state_dict().items() if key != "lm_head.weight"}
+
+
 def save_twin(model, folder: str | Path, metadata: dict) -> None:
-    """Weights in safetensors (tied embeddings stored once) plus the model config and ``metadata``."""
+    """Weights in safetensors plus the model config and ``metadata``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    state = {key: value.detach().cpu().contiguous() for key, value in model.state_dict().items() if key != "lm_head.weight"}
-    save_file(state, folder / "model.safetensors", metadata={"format": "pt"})
+    save_file(weights(model), folder / "model.safetensors", metadata={"format": "pt"})
     (folder / "config.json").write_text(model.config.to_json_string())
     (folder / "training.json").write_text(json.dumps(metadata, indent=2) + "\n")
 
@@ -92,6 +96,3 @@ def load_twin(folder: str | Path, attn_implementation: str = "sdpa"):
     model.tie_weights()
     return model.eval()
 
-
-def size_dict(size: TwinSize) -> dict:
-    return asdict(size)

@@ -19,7 +19,7 @@ from safetensors.torch import load_file, save_file
 
 from behind_rope.atomic import atomic_dir
 from behind_rope.extract import pick_device
-from behind_rope.models import TwinSize, build_twin
+from behind_rope.models import TwinSize, build_twin, weights
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,12 @@ def unigram_tokens(train: np.ndarray, vocab_size: int, shape: tuple[int, int], s
     return np.random.default_rng(seed).choice(vocab_size, size=shape, p=counts / counts.sum())
 
 
+def sanity(validation_loss: float, unigram: float, min_gain: float) -> dict:
+    """A twin is sane when it beats the unigram model by ``min_gain`` nats; one that learned nothing cannot."""
+    gain = unigram - validation_loss
+    return {"min_gain_over_unigram": min_gain, "gain_over_unigram": gain, "passed": gain >= min_gain}
+
+
 def learning_rate(step: int, settings: TrainSettings) -> float:
     """Linear warm-up, then cosine decay to a tenth of the peak."""
     peak = settings.learning_rate
@@ -104,7 +110,7 @@ def validation_loss(model, valid: torch.Tensor, batch_size: int, device: torch.d
 
 def save_resume_state(folder: Path, model, optimizer, step: int, history: list, fingerprint: str) -> None:
     """Model and AdamW state in safetensors (no pickle), with the step and loss history in JSON."""
-    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    tensors = {f"model.{k}": v for k, v in weights(model).items()}
     state = optimizer.state_dict()
     for index, slots in state["state"].items():
         for name, value in slots.items():

@@ -37,7 +37,8 @@ fig, ax = plt.subplots(figsize=(5.5, 3.6))
 for label, loss_path, metrics_path in zip(snakemake.params.labels, snakemake.input.losses, snakemake.input.metrics):
     with open(loss_path) as handle:
         rows = list(csv.DictReader(handle))
-    metrics = json.load(open(metrics_path))
+    with open(metrics_path) as handle:
+        metrics = json.load(handle)
     line, = ax.plot([int(r["step"]) for r in rows], [float(r["train_loss"]) for r in rows], lw=1, label=f"{label} (train)")
     ax.plot([metrics["steps"]], [metrics["validation_loss"]], "o", color=line.get_color(),
             label=f"{label} held-out: {metrics['validation_loss']:.2f}")
