@@ -12,6 +12,7 @@ include: "workflow/rules/theory.smk"
 include: "workflow/rules/simulation.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/training.smk"
+include: "workflow/rules/llm.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/figures.smk"
 

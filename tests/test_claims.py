@@ -1,3 +1,5 @@
+import pytest
+
 from behind_rope.claims import claim_c1, claim_c2, claim_c3, claim_c4
 
 
@@ -69,3 +71,48 @@ def test_c3_fails_whenever_one_of_its_checks_fails():
                                                                                               "sanity": {"passed": True}}}),
                "a twin learned nothing": _c3(training={"rope": learned_nothing})}
     assert [reason for reason, claim in failing.items() if claim["passed"]] == []
+
+
+def _llm_run(reliabilities, layer_types=None):
+    layers = []
+    for layer, value in enumerate(reliabilities, start=1):
+        row = {"layer": layer, "block_reliability": value, "split_half_reliability": value / 2,
+               "nonrelative_index": 0.1, "start_deficit": 0.3 if layer > 1 else float("nan")}
+        if layer_types:
+            row["layer_type"] = layer_types[layer - 1]
+        layers.append(row)
+    return {"metadata": {"sequences": 16, "seq_len": 1024, "dtype": "float32", "device": "cpu"}, "layers": layers}
+
+
+def _c5(text, iid, no_mask=(0.0, 0.0, 0.0, 0.0), layer_types=None):
+    from behind_rope.claims import claim_c5
+
+    metrics = {"m": _llm_run(text, layer_types), "controls/m_random_causal": _llm_run(iid),
+               "controls/m_random_noncausal": _llm_run(no_mask)}
+    runs = {"m": {"text_causal": "m", "random_causal": "controls/m_random_causal",
+                  "random_noncausal": "controls/m_random_noncausal"}}
+    return claim_c5(metrics, runs, layers=[1, 2, 3, 4], min_reliability=0.5, min_layers=2)
+
+
+def test_c5_passes_with_structure_after_layer_1_and_noise_in_layer_1_on_iid_tokens():
+    claim = _c5(text=[0.9, 0.8, 0.9, 0.9], iid=[0.05, 0.7, 0.9, 0.95])
+    assert claim["passed"] and _c5(text=[0.9, 0.8, 0.1, 0.9], iid=[0.05, 0.7, 0.3, 0.95])["passed"]
+    model = claim["measured"]["models"]["m"]
+    assert model["text"]["2"]["start_deficit_sign"] == "positive"
+    assert model["text"]["1"]["start_deficit_sign"] == "undefined"
+
+
+@pytest.mark.parametrize(("text", "iid"), [
+    ([0.9, 0.3, 0.2, 0.9], [0.05, 0.7, 0.9, 0.95]),   # text: structure in only one layer after layer 1
+    ([0.9, 0.8, 0.9, 0.9], [0.8, 0.7, 0.9, 0.95]),    # i.i.d. tokens: layer 1 already structured
+    ([0.9, 0.8, 0.9, 0.9], [0.05, 0.1, 0.2, 0.9]),    # i.i.d. tokens: structure in only one layer after layer 1
+])
+def test_c5_fails_when_any_of_its_checks_fails(text, iid):
+    assert not _c5(text, iid)["passed"]
+
+
+def test_c5_compares_layer_types():
+    types = ["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"]
+    by_type = _c5([0.9, 0.8, 0.6, 0.9], [0.05, 0.7, 0.9, 0.95], layer_types=types)["measured"]["models"]["m"]["by_layer_type"]
+    assert by_type["full_attention"]["layers"] == [3] and by_type["full_attention"]["mean_block_reliability"] == 0.6
+    assert by_type["sliding_attention"]["layers"] == [1, 2, 4]

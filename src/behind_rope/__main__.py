@@ -54,11 +54,15 @@ def metrics(args) -> None:
     from behind_rope.metrics import layer_metrics
 
     data = atomic.read_npz(args.input)
+    key = "metadata" if "metadata" in data else "variant"
+    about = json.loads(str(data[key]))
     layers = [
         {"layer": layer + 1, **layer_metrics(data["mean_scores"][layer], data["half_a"][layer], data["half_b"][layer])}
         for layer in range(data["mean_scores"].shape[0])
     ]
-    atomic.write_json(args.output, {"variant": json.loads(str(data["variant"])), "layers": layers})
+    for layer, layer_type in zip(layers, about.get("layer_types", [])):
+        layer["layer_type"] = layer_type
+    atomic.write_json(args.output, {key: about, "layers": layers})
 
 
 def fetch_package(args) -> None:
@@ -79,6 +83,13 @@ def tokenizer(args) -> None:
     from behind_rope.fetch import save_tokenizer_from_gguf
 
     save_tokenizer_from_gguf(args.gguf, args.output)
+
+
+def cache_model(args) -> None:
+    from behind_rope.llm import cache_gguf_model
+
+    summary = cache_gguf_model(args.gguf, args.output)
+    print(f"{args.output}: {summary['architecture']}, {summary['layers']} layers, dequantised to float32 safetensors")
 
 
 def prepare(args) -> None:
@@ -144,6 +155,59 @@ def train(args) -> None:
           f"(sanity {verdict}: needs a gain of {args.min_gain}); {summary['tokens_per_second'] or 0:.0f} tokens/s")
 
 
+def llm_inputs(args) -> None:
+    from behind_rope import data, llm
+
+    documents = data.read_documents(args.archive, args.format)
+    tokenizer = llm.load_tokenizer(json.loads(args.source))
+    text = llm.text_sequences(documents, tokenizer, args.seq_len, args.sequences, args.seed)
+    prefix = len(llm.bos_prefix(tokenizer))
+    out = Path(args.output_dir)
+    atomic.write_npy(out / "text.npy", text)
+    atomic.write_npy(out / "random.npy", llm.random_sequences(text, prefix, args.seed))
+    stats = {"sequences": len(text), "seq_len": args.seq_len, "tokens": int(text.size), "bos_prefix": prefix,
+             "distinct_tokens": int(len(set(text[:, prefix:].ravel().tolist())))}
+    atomic.write_json(out / "inputs.json", stats)
+    print(json.dumps(stats))
+
+
+def llm_scores(args) -> None:
+    import time
+
+    import numpy as np
+    import torch
+    from tqdm import tqdm
+
+    from behind_rope.extract import pick_device, record_scores
+    from behind_rope.llm import auto_batch_size, load_model
+
+    torch.set_num_threads(args.threads)
+    device, dtype = pick_device(args.device)
+    model = load_model(json.loads(args.source), args.model, device, dtype)
+    tokens = torch.from_numpy(np.load(args.tokens))
+    config = model.config.get_text_config()
+    total = config.num_hidden_layers
+    layers = range(total if args.layers == "all" else min(int(args.layers), total))
+    batch_size = auto_batch_size(model, tokens.shape[1], device) if args.batch_size == "auto" else int(args.batch_size)
+    started = time.perf_counter()
+    with tqdm(total=len(tokens), desc=f"{args.model} ({device.type}, batch {batch_size})", unit="seq",
+              mininterval=2.0) as bar:
+        recorder = record_scores(model, tokens.split(batch_size), layers, causal=args.causal, progress=bar)
+    seconds = time.perf_counter() - started
+    layer_types = getattr(config, "layer_types", None) or ["full_attention"] * total
+    metadata = {
+        "model": args.model, "architecture": config.model_type, "provenance": json.loads(args.provenance),
+        "inputs": args.inputs_kind, "causal": args.causal, "sequences": len(tokens), "seq_len": tokens.shape[1],
+        "tokens": int(tokens.numel()), "dtype": str(dtype).removeprefix("torch."), "device": device.type,
+        "batch_size": batch_size, "layers_total": total, "layer_types": [layer_types[i] for i in layers],
+        "sliding_window": getattr(config, "sliding_window", None), "seconds": seconds,
+        "tokens_per_second": tokens.numel() / seconds,
+    }
+    atomic.write_npz(args.output, **recorder.result(), metadata=json.dumps(metadata))
+    print(f"{args.model}: {len(layers)} layers of {len(tokens)} x {tokens.shape[1]} tokens "
+          f"({args.inputs_kind}, {'causal' if args.causal else 'no mask'}) in {seconds:.1f} s on {device.type}/{metadata['dtype']}")
+
+
 def twin_scores(args) -> None:
     import torch
     from tqdm import tqdm
@@ -186,11 +250,14 @@ def claims(args) -> None:
     twin_metrics = {Path(p).stem: atomic.read_json(p) for p in args.twin_metrics}
     training = {Path(p).parent.name: atomic.read_json(p) for p in args.training}
     twin_runs = json.loads(args.twin_runs)
+    llm_metrics = {str(Path(p).relative_to(args.llm_metrics_root).with_suffix("")): atomic.read_json(p)
+                   for p in args.llm_metrics}
     result = {
         "C1": build.claim_c1(atomic.read_json(args.derivation), atomic.read_json(args.monte_carlo), **settings["C1"]),
         "C2": build.claim_c2(metrics_by_variant, **settings["C2"]),
         "C3": build.claim_c3(twin_metrics, metrics_by_variant, training, twin_runs, **settings["C3"]),
         "C4": build.claim_c4(metrics_by_variant, **settings["C4"]),
+        "C5": build.claim_c5(llm_metrics, json.loads(args.llm_runs), **settings["C5"]),
     }
     result["C4"]["measured"]["trained_rope_twin"] = build.rope_twin_evidence(
         twin_metrics, twin_runs["rope_twin"], settings["C4"]["from_layer"], settings["C4"]["min_reliability"])
@@ -254,6 +321,35 @@ def main(argv=None) -> None:
     p.add_argument("--output", required=True)
     p.set_defaults(run=tokenizer)
 
+    p = steps.add_parser("cache-model", help="dequantise a GGUF model once and save it as a safetensors folder")
+    p.add_argument("--gguf", required=True)
+    p.add_argument("--output", required=True)
+    p.set_defaults(run=cache_model)
+
+    p = steps.add_parser("llm-inputs", help="natural-text and i.i.d.-token sequences in one model's tokens")
+    p.add_argument("--archive", required=True)
+    p.add_argument("--format", choices=["sotu", "brown"], required=True)
+    p.add_argument("--source", required=True, help='JSON: {"local": folder} or {"hub": id, "revision": commit}')
+    p.add_argument("--seq-len", type=int, required=True)
+    p.add_argument("--sequences", type=int, required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--output-dir", required=True)
+    p.set_defaults(run=llm_inputs)
+
+    p = steps.add_parser("llm-scores", help="mean pre-softmax scores of a pretrained LLM's layers")
+    p.add_argument("--model", required=True, help="the model's name in the config")
+    p.add_argument("--source", required=True, help='JSON: {"local": folder} or {"hub": id, "revision": commit}')
+    p.add_argument("--provenance", required=True, help="JSON recorded in the output: hashes or revision")
+    p.add_argument("--tokens", required=True, help=".npy of token ids, one sequence per row")
+    p.add_argument("--inputs-kind", choices=["text", "random"], required=True)
+    p.add_argument("--causal", type=_bool, default=True)
+    p.add_argument("--layers", default="all", help="all, or N for the first N layers")
+    p.add_argument("--batch-size", default="auto", help="auto (from free memory) or a number")
+    p.add_argument("--device", default="auto", help="auto (CUDA with bf16 if present), cpu or cuda")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--output", required=True)
+    p.set_defaults(run=llm_scores)
+
     p = steps.add_parser("prepare", help="clean, split and tokenize a corpus into fixed-length sequences")
     p.add_argument("--archive", required=True)
     p.add_argument("--format", choices=["sotu", "brown"], required=True)
@@ -299,6 +395,9 @@ def main(argv=None) -> None:
     p.add_argument("--twin-metrics", nargs="+", required=True)
     p.add_argument("--training", nargs="+", required=True, help="metrics.json of every twin")
     p.add_argument("--twin-runs", required=True, help="JSON: role -> twin score runs (see c3_twin_runs)")
+    p.add_argument("--llm-metrics", nargs="+", required=True, help="metrics of every LLM run")
+    p.add_argument("--llm-metrics-root", required=True, help="the folder LLM run names are relative to")
+    p.add_argument("--llm-runs", required=True, help="JSON: model -> {text_causal, random_causal, random_noncausal}")
     p.add_argument("--settings", required=True, help="JSON with the thresholds of config['claims']")
     p.set_defaults(run=claims)
 

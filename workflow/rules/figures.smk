@@ -231,3 +231,59 @@ rule figS_twin_training_plot:
 rule figS_twin_training:
     input:
         FIGURES["figS_twin_training"],
+
+
+FIGURES["fig5"] = figure_files("fig5_llm_layers")
+for _model in LLM["models"]:
+    FIGURES[f"figS_llm_{_model}_all_layers"] = figure_files(f"figS_llm_{_model}_all_layers")
+
+
+rule fig5_llm_layers:
+    input:
+        [f"results/attention/{model}.npz" for model in LLM["models"]],
+    output:
+        report("figures/fig5_llm_layers.pdf", category="Figures"),
+        "figures/fig5_llm_layers.png",
+    params:
+        layers=4,
+    log:
+        "results/logs/figures/fig5_llm_layers.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=4000,
+        runtime=5,
+    script:
+        "../scripts/fig5_llm_layers.py"
+
+
+rule fig5:
+    input:
+        FIGURES["fig5"],
+
+
+rule figS_llm_all_layers_plot:
+    input:
+        "results/attention/{model}.npz",
+    output:
+        report("figures/figS_llm_{model}_all_layers.pdf", category="Figures"),
+        "figures/figS_llm_{model}_all_layers.png",
+    log:
+        "results/logs/figures/figS_llm_{model}_all_layers.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=4000,
+        runtime=10,
+    script:
+        "../scripts/figS_llm_all_layers.py"
+
+
+# Named targets, one per model: `snakemake figS_llm_gemma3_all_layers`.
+for _model in LLM["models"]:
+
+    rule:
+        name:
+            f"figS_llm_{_model}_all_layers"
+        input:
+            FIGURES[f"figS_llm_{_model}_all_layers"],

@@ -1,0 +1,207 @@
+"""Score capture on tiny random pretrained-LLM architectures, model sources, and LLM inputs."""
+
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from behind_rope.extract import SCORES, ScoreRecorder, record_scores, repeat_kv
+from behind_rope.llm import (ModelSourceError, auto_batch_size, bos_prefix, check_architecture, load_model,
+                             random_sequences, text_sequences)
+
+COMMON = dict(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+              num_key_value_heads=2, max_position_embeddings=64, pad_token_id=None, bos_token_id=None,
+              eos_token_id=None)
+
+
+def tiny_model(architecture: str, **overrides):
+    """A randomly initialised model of ``architecture``, built from its config class."""
+    import transformers
+
+    config_class, model_class, extra = {
+        "llama": ("LlamaConfig", "LlamaForCausalLM", {"head_dim": 8}),
+        "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", {}),
+        "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 8}),
+        "phi3": ("Phi3Config", "Phi3ForCausalLM", {}),
+        "gemma3_text": ("Gemma3TextConfig", "Gemma3ForCausalLM",
+                        {"head_dim": 8, "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention",
+                                                                             "sliding_attention"]}),
+    }[architecture]
+    config = getattr(transformers, config_class)(**{**COMMON, **extra, **overrides})
+    torch.manual_seed(0)
+    return getattr(transformers, model_class)(config).eval()
+
+
+def eager_reference_scores(model, input_ids):
+    """Per layer, ``QK^T * scaling`` recomputed from each attention module's own projections.
+
+    The inputs of every attention module are caught with forward pre-hooks during an eager
+    forward pass; queries and keys are then rebuilt step by step (projection, per-head norm if the
+    architecture has one, the module's own rotary function), independently of the score capture.
+    """
+    caught = {}
+    layers = model.model.layers
+
+    def catch(index):
+        def hook(module, args, kwargs):
+            caught[index] = (kwargs.get("hidden_states", args[0] if args else None), kwargs["position_embeddings"])
+        return hook
+
+    handles = [layer.self_attn.register_forward_pre_hook(catch(i), with_kwargs=True) for i, layer in enumerate(layers)]
+    model.set_attn_implementation("eager")
+    with torch.no_grad():
+        model(input_ids=input_ids)
+    for handle in handles:
+        handle.remove()
+
+    scores = []
+    for index, layer in enumerate(layers):
+        attention, (hidden, (cos, sin)) = layer.self_attn, caught[index]
+        rotary = sys.modules[type(attention).__module__].apply_rotary_pos_emb
+        batch, seq_len, _ = hidden.shape
+        head_dim = attention.head_dim
+        if hasattr(attention, "qkv_proj"):  # Phi-3 fuses the three projections
+            q_size = model.config.num_attention_heads * head_dim
+            kv_size = model.config.num_key_value_heads * head_dim
+            qkv = attention.qkv_proj(hidden)
+            query, key = qkv[..., :q_size], qkv[..., q_size:q_size + kv_size]
+        else:
+            query, key = attention.q_proj(hidden), attention.k_proj(hidden)
+        query, key = query.view(batch, seq_len, -1, head_dim), key.view(batch, seq_len, -1, head_dim)
+        if hasattr(attention, "q_norm"):  # Qwen3 and Gemma3 normalise queries and keys per head
+            query, key = attention.q_norm(query), attention.k_norm(key)
+        query, key = rotary(query.transpose(1, 2), key.transpose(1, 2), cos, sin)
+        with torch.no_grad():
+            scores.append(query @ repeat_kv(key, query.shape[1]).transpose(-1, -2) * attention.scaling)
+    return scores
+
+
+ARCHITECTURES = ["llama", "qwen2", "qwen3", "phi3", "gemma3_text"]
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice")  # the masked upper triangle
+@pytest.mark.parametrize("architecture", ARCHITECTURES)
+def test_captured_scores_equal_an_eager_recomputation(architecture):
+    model = tiny_model(architecture)
+    input_ids = torch.randint(0, 64, (3, 10), generator=torch.Generator().manual_seed(1))
+    reference = eager_reference_scores(model, input_ids)
+    recorder = record_scores(model, input_ids.split(2), range(3), keep_raw=True)
+    result = recorder.result()
+    for layer in range(3):
+        captured = torch.cat(recorder.raw[layer])
+        shown = ~captured.isnan()
+        torch.testing.assert_close(captured[shown], reference[layer].float()[shown], atol=1e-5, rtol=1e-5)
+        expected_mean = np.nanmean(captured.double().numpy(), axis=(0, 1))
+        np.testing.assert_allclose(result["mean_scores"][layer], expected_mean, atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("architecture", ARCHITECTURES)
+def test_the_registered_attention_computes_what_eager_attention_computes(architecture):
+    model = tiny_model(architecture)
+    input_ids = torch.randint(0, 64, (2, 10), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        model.set_attn_implementation("eager")
+        eager = model(input_ids=input_ids).logits
+        model.set_attn_implementation(SCORES)
+        ours = model(input_ids=input_ids).logits
+    torch.testing.assert_close(ours, eager, atol=1e-5, rtol=1e-4)
+
+
+def test_sliding_window_layers_keep_their_window():
+    model = tiny_model("gemma3_text")  # layers: sliding (window 4), full, sliding
+    input_ids = torch.randint(0, 64, (2, 10), generator=torch.Generator().manual_seed(3))
+    scores = record_scores(model, [input_ids], range(3)).result()["mean_scores"]
+    query, key = np.indices((10, 10))
+    in_window = (query - key >= 0) & (query - key < 4)
+    for layer, visible in ((0, in_window), (1, query >= key), (2, in_window)):
+        np.testing.assert_array_equal(np.isfinite(scores[layer]), visible, err_msg=f"layer {layer + 1}")
+
+
+def test_without_the_mask_every_entry_is_recorded():
+    model = tiny_model("gemma3_text")
+    input_ids = torch.randint(0, 64, (2, 10), generator=torch.Generator().manual_seed(3))
+    scores = record_scores(model, [input_ids], range(3), causal=False).result()["mean_scores"]
+    assert np.isfinite(scores).all()
+
+
+def test_the_forward_stops_after_the_last_layer_it_needs():
+    model = tiny_model("llama")
+    reached = []
+    for index, layer in enumerate(model.model.layers):
+        layer.register_forward_pre_hook(lambda module, args, index=index: reached.append(index))
+    record_scores(model, [torch.zeros(1, 6, dtype=torch.long)], [0])
+    assert reached == [0]
+
+
+def test_recorder_halves_alternate_by_sequence():
+    recorder = ScoreRecorder([0])
+    query = torch.arange(4, dtype=torch.float32).view(4, 1, 1, 1).expand(4, 2, 3, 1)
+    key = torch.ones(4, 2, 3, 1)
+    try:
+        recorder.add(0, query, key, 1.0, None)
+    except Exception as stop:
+        assert type(stop).__name__ == "_StopForward"
+    result = recorder.result()
+    assert np.allclose(result["half_a"], 1.0) and np.allclose(result["half_b"], 2.0)  # sequences 0, 2 vs 1, 3
+    assert np.allclose(result["mean_scores"], 1.5)
+
+
+def test_a_local_folder_loads_and_an_unknown_architecture_or_missing_source_stops_with_one_sentence(tmp_path):
+    from transformers import GPT2Config
+
+    model = tiny_model("qwen3")
+    model.save_pretrained(tmp_path / "qwen3")
+    loaded = load_model({"local": str(tmp_path / "qwen3")}, "tiny", torch.device("cpu"), torch.float32)
+    assert loaded.config.model_type == "qwen3"
+    with pytest.raises(ModelSourceError, match="architecture 'gpt2'.*supported: llama"):
+        check_architecture(GPT2Config(), "gpt")
+    with pytest.raises(ModelSourceError, match="has no config.json"):
+        load_model({"local": str(tmp_path / "missing")}, "gone", torch.device("cpu"), torch.float32)
+
+
+def test_a_hub_model_without_hub_access_stops_with_one_sentence(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelSourceError, match="needs network access") as error:
+        load_model({"hub": "behind-rope/not-a-model", "revision": "0" * 40}, "nowhere", torch.device("cpu"),
+                   torch.float32)
+    assert "\n" not in str(error.value)
+
+
+class WordTokenizer:
+    """Each word is one token id; with ``bos`` set, text starts with id 1 (as Gemma's tokenizer does)."""
+
+    def __init__(self, bos: bool):
+        self.bos_token_id = 1 if bos else None
+
+    def __call__(self, text, add_special_tokens=True):
+        ids = [10 + len(word) for word in text.split()]
+        prefix = [1] if self.bos_token_id is not None and add_special_tokens else []
+
+        class Encoded:
+            input_ids = prefix + ids
+        return Encoded()
+
+
+@pytest.mark.parametrize("bos", [True, False])
+def test_text_sequences_are_pieces_of_single_documents_with_the_models_own_prefix(bos):
+    tokenizer = WordTokenizer(bos)
+    documents = {"a": " ".join(["x" * (i % 5 + 1) for i in range(40)]), "b": "yy " * 30}
+    rows = text_sequences(documents, tokenizer, seq_len=8, count=6, seed=0)
+    assert rows.shape == (6, 8)
+    assert bos_prefix(tokenizer) == ([1] if bos else [])
+    assert (rows[:, 0] == 1).all() == bos
+    assert np.array_equal(rows, text_sequences(documents, tokenizer, seq_len=8, count=6, seed=0))
+    with pytest.raises(ValueError, match="fewer than"):
+        text_sequences(documents, tokenizer, seq_len=8, count=100, seed=0)
+
+
+def test_random_sequences_draw_iid_from_the_text_tokens_without_bos():
+    text = np.array([[1, 5, 6, 7], [1, 8, 9, 5]])
+    iid = random_sequences(text, prefix_length=1, seed=0)
+    assert iid.shape == text.shape and set(iid.ravel()) <= {5, 6, 7, 8, 9}
+
+
+def test_batch_size_comes_from_free_memory_within_its_cap():
+    model = tiny_model("llama")
+    assert 1 <= auto_batch_size(model, 1024, torch.device("cpu"), cap=8) <= 8

@@ -1,0 +1,134 @@
+# Pretrained RoPE LLMs: cache each model once as safetensors, cut the corpus into its tokens,
+# record the mean pre-softmax scores of its layers (on a GPU when there is one), summarise them.
+
+
+rule cache_llm:
+    input:
+        "results/models/{model}/model.gguf",
+    output:
+        directory("results/models/{model}/hf"),
+    params:
+        code=library_code("llm"),
+    log:
+        "results/logs/cache_llm/{model}.log",
+    benchmark:
+        "results/benchmarks/cache_llm/{model}.tsv"
+    conda:
+        ENV
+    resources:
+        mem_mb=8000,
+        runtime=20,
+    shell:
+        "python -m behind_rope cache-model --gguf {input} --output {output} > {log} 2>&1"
+
+
+rule llm_inputs:
+    input:
+        archive=corpus_archive(config["data"]["corpus"]),
+        model=lambda wildcards: llm_source_files(wildcards.model),
+    output:
+        text="results/llm/inputs/{model}/text.npy",
+        random="results/llm/inputs/{model}/random.npy",
+        stats="results/llm/inputs/{model}/inputs.json",
+    params:
+        code=library_code("llm", "data"),
+        format=CORPORA[config["data"]["corpus"]]["format"],
+        source=lambda wildcards: json.dumps(llm_source(wildcards.model)),
+        seed=config["seed"],
+    log:
+        "results/logs/llm_inputs/{model}.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    shell:
+        "python -m behind_rope llm-inputs --archive {input.archive} --format {params.format}"
+        " --source {params.source:q} --seq-len {LLM[seq_len]} --sequences {LLM[sequences]}"
+        " --seed {params.seed} --output-dir $(dirname {output.text}) > {log} 2>&1"
+
+
+LLM_SCORES_SHELL = (
+    "python -m behind_rope llm-scores --model {wildcards.model} --source {params.source:q}"
+    " --provenance {params.provenance:q} --tokens {input.tokens} --inputs-kind {params.inputs}"
+    " --causal {params.causal} --layers {params.layers} --batch-size {LLM[batch_size]}"
+    " --device {LLM[device]} --threads {threads} --output {output} > {log} 2>&1"
+)
+
+
+# The `gpu` resource routes these jobs to GPU nodes on a cluster; locally it limits nothing
+# unless given with --resources gpu=N.
+rule llm_scores:
+    input:
+        model=lambda wildcards: llm_source_files(wildcards.model),
+        tokens="results/llm/inputs/{model}/text.npy",
+    output:
+        "results/attention/{model}.npz",
+    params:
+        code=library_code("extract", "llm"),
+        source=lambda wildcards: json.dumps(llm_source(wildcards.model)),
+        provenance=lambda wildcards: json.dumps(llm_provenance(wildcards.model)),
+        inputs="text",
+        causal="true",
+        layers=LLM["layers"],
+    threads: LLM["threads"]
+    log:
+        "results/logs/llm_scores/{model}.log",
+    benchmark:
+        "results/benchmarks/llm_scores/{model}.tsv"
+    conda:
+        ENV
+    resources:
+        mem_mb=LLM["mem_mb"],
+        runtime=LLM["runtime"],
+        gpu=LLM["gpus"],
+    shell:
+        LLM_SCORES_SHELL
+
+
+rule llm_control_scores:
+    input:
+        model=lambda wildcards: llm_source_files(wildcards.model),
+        tokens="results/llm/inputs/{model}/{inputs}.npy",
+    output:
+        "results/attention/controls/{model}_{inputs}_{mask}.npz",
+    params:
+        code=library_code("extract", "llm"),
+        source=lambda wildcards: json.dumps(llm_source(wildcards.model)),
+        provenance=lambda wildcards: json.dumps(llm_provenance(wildcards.model)),
+        inputs=lambda wildcards: wildcards.inputs,
+        causal=lambda wildcards: str(wildcards.mask == "causal").lower(),
+        layers=LLM["control_layers"],
+    threads: LLM["threads"]
+    log:
+        "results/logs/llm_scores/{model}_{inputs}_{mask}.log",
+    benchmark:
+        "results/benchmarks/llm_scores/{model}_{inputs}_{mask}.tsv"
+    conda:
+        ENV
+    resources:
+        mem_mb=LLM["mem_mb"],
+        runtime=LLM["runtime"],
+        gpu=LLM["gpus"],
+    shell:
+        LLM_SCORES_SHELL
+
+
+rule llm_metrics:
+    input:
+        "results/attention/{run}.npz",
+    output:
+        "results/metrics/llm/{run}.json",
+    params:
+        code=library_code("metrics"),
+    log:
+        "results/logs/llm_metrics/{run}.log",
+    wildcard_constraints:
+        run=r"[^/]+|controls/[^/]+",
+    conda:
+        ENV
+    resources:
+        mem_mb=4000,
+        runtime=10,
+    shell:
+        "python -m behind_rope metrics --input {input} --output {output} > {log} 2>&1"

