@@ -13,6 +13,7 @@ times; the script prints tokens/s and peak memory of both, their ratios, and the
 difference between the two mean-score matrices relative to the largest score.
 
     python benchmarks/extraction.py                      # SmolLM2, first 4 layers and all layers
+    python benchmarks/extraction.py --update-readme      # also rewrite the README's extraction table
     python benchmarks/extraction.py --sequences 8 --device cuda
 """
 
@@ -31,6 +32,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 REFERENCE = "reference_eager_presoftmax"
 
 
@@ -155,6 +157,25 @@ def compare(args) -> None:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(rows, indent=2) + "\n")
         print(f"wrote {args.output}")
+    if args.update_readme:
+        update_readme(args, rows)
+
+
+def update_readme(args, rows) -> None:
+    from run_benchmarks import replace_block
+
+    lines = [f"\n_Measured by `python benchmarks/extraction.py --update-readme`: {Path(args.model).parent.name}, "
+             f"{args.sequences} sequences of {np.load(args.tokens).shape[1]} tokens, {args.threads} threads, "
+             f"median of {args.repeats} alternating runs._\n",
+             "| layers recorded | device, dtype | ours: tokens/s, peak MB | reference: tokens/s, peak MB | speed-up "
+             "| memory ratio (ours / reference) | max relative difference |", "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        lines.append(f"| {row['layers']} | {row['device']}, {row['dtype']} | {row['ours_tokens_per_second']:.0f}, "
+                     f"{row['ours_peak_mb']:.0f} | {row['reference_tokens_per_second']:.0f}, {row['reference_peak_mb']:.0f} "
+                     f"| {row['speedup']:.1f}x | {row['memory_ratio']:.2f} | {row['max_relative_difference']:.1e} |")
+    readme = ROOT / "README.md"
+    readme.write_text(replace_block(readme.read_text(), "<!-- extraction:start -->", "<!-- extraction:end -->",
+                                    "\n".join(lines) + "\n"))
 
 
 def main() -> None:
@@ -168,6 +189,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--output", help="also write the table as JSON here")
+    parser.add_argument("--update-readme", action="store_true", help="rewrite the README's extraction table")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--method", choices=["ours", "reference"], help=argparse.SUPPRESS)
     parser.add_argument("--layers", help=argparse.SUPPRESS)

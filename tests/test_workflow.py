@@ -74,7 +74,7 @@ def test_editing_a_library_module_reruns_only_the_rules_that_use_it(smoke_run):
         plan = snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run")
     finally:
         module.write_text(original)
-    assert planned_rules(plan) == {"simulation_metrics", "twin_metrics", "claims", "all"}, plan.stdout + plan.stderr
+    assert planned_rules(plan) == {"simulation_metrics", "twin_metrics", "llm_metrics", "claims", "all"}, plan.stdout + plan.stderr
     assert "Nothing to be done" in snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run").stdout
 
 

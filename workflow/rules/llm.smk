@@ -35,6 +35,8 @@ rule llm_inputs:
         format=CORPORA[config["data"]["corpus"]]["format"],
         source=lambda wildcards: json.dumps(llm_source(wildcards.model)),
         seed=config["seed"],
+        seq_len=LLM["seq_len"],
+        sequences=LLM["sequences"],
     log:
         "results/logs/llm_inputs/{model}.log",
     conda:
@@ -44,15 +46,15 @@ rule llm_inputs:
         runtime=20,
     shell:
         "python -m behind_rope llm-inputs --archive {input.archive} --format {params.format}"
-        " --source {params.source:q} --seq-len {LLM[seq_len]} --sequences {LLM[sequences]}"
+        " --source {params.source:q} --seq-len {params.seq_len} --sequences {params.sequences}"
         " --seed {params.seed} --output-dir $(dirname {output.text}) > {log} 2>&1"
 
 
 LLM_SCORES_SHELL = (
     "python -m behind_rope llm-scores --model {wildcards.model} --source {params.source:q}"
     " --provenance {params.provenance:q} --tokens {input.tokens} --inputs-kind {params.inputs}"
-    " --causal {params.causal} --layers {params.layers} --batch-size {LLM[batch_size]}"
-    " --device {LLM[device]} --threads {threads} --output {output} > {log} 2>&1"
+    " --causal {params.causal} --layers {params.layers} --batch-size {params.batch_size}"
+    " --device {params.device} --threads {threads} --output {output} > {log} 2>&1"
 )
 
 
@@ -71,6 +73,8 @@ rule llm_scores:
         inputs="text",
         causal="true",
         layers=LLM["layers"],
+        batch_size=LLM["batch_size"],
+        device=LLM["device"],
     threads: LLM["threads"]
     log:
         "results/logs/llm_scores/{model}.log",
@@ -99,6 +103,8 @@ rule llm_control_scores:
         inputs=lambda wildcards: wildcards.inputs,
         causal=lambda wildcards: str(wildcards.mask == "causal").lower(),
         layers=LLM["control_layers"],
+        batch_size=LLM["batch_size"],
+        device=LLM["device"],
     threads: LLM["threads"]
     log:
         "results/logs/llm_scores/{model}_{inputs}_{mask}.log",

@@ -26,10 +26,10 @@ from behind_rope.plotting import below_diagonal, layer_title, panel_grid, quanti
 try:
     snakemake  # noqa: B018  (injected by Snakemake's script: directive)
 except NameError:
+    from glob import glob
     from types import SimpleNamespace
 
-    models = ["smollm2", "qwen2_5_coder", "gemma3"]
-    snakemake = SimpleNamespace(input=[f"results/attention/{m}.npz" for m in models], params=SimpleNamespace(layers=4),
+    snakemake = SimpleNamespace(input=sorted(glob("results/attention/*.npz")), params=SimpleNamespace(layers=4),
                                 output=["figures/fig5_llm_layers.pdf", "figures/fig5_llm_layers.png"], log=[])
 
 # %%
