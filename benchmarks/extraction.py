@@ -83,7 +83,8 @@ def child(args) -> None:
     if args.method == "ours":
         record_scores(model, [warm_up], layers)
         if device.type == "cuda":
-            torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats(device)
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats(device)
         started = time.perf_counter()
         result = record_scores(model, timed.split(args.batch_size), layers).result()
         mean = result["mean_scores"]
@@ -94,7 +95,8 @@ def child(args) -> None:
         with torch.no_grad():
             model(input_ids=warm_up.to(device), output_attentions=True)
             if device.type == "cuda":
-                torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats(device)
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats(device)
             started = time.perf_counter()
             for sequence in timed.split(1):
                 attentions = model(input_ids=sequence.to(device), output_attentions=True).attentions
