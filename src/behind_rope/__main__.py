@@ -316,15 +316,14 @@ def main(argv=None) -> None:
     p.add_argument("--output", required=True)
     p.set_defaults(run=assemble)
 
-    p = steps.add_parser("tokenizer", help="save the tokenizer inside a GGUF file as a tokenizer folder")
-    p.add_argument("--gguf", required=True)
-    p.add_argument("--output", required=True)
-    p.set_defaults(run=tokenizer)
-
-    p = steps.add_parser("cache-model", help="dequantise a GGUF model once and save it as a safetensors folder")
-    p.add_argument("--gguf", required=True)
-    p.add_argument("--output", required=True)
-    p.set_defaults(run=cache_model)
+    for name, run, help_text in (
+        ("tokenizer", tokenizer, "save the tokenizer inside a GGUF file as a tokenizer folder"),
+        ("cache-model", cache_model, "dequantise a GGUF model once and save it as a safetensors folder"),
+    ):
+        p = steps.add_parser(name, help=help_text)
+        p.add_argument("--gguf", required=True)
+        p.add_argument("--output", required=True)
+        p.set_defaults(run=run)
 
     p = steps.add_parser("llm-inputs", help="natural-text and i.i.d.-token sequences in one model's tokens")
     p.add_argument("--archive", required=True)

@@ -56,27 +56,27 @@ def strictly_lower(seq_len: int) -> np.ndarray:
     return np.tril(np.ones((seq_len, seq_len), dtype=bool), -1)
 
 
-def split_half_reliability(half_a: np.ndarray, half_b: np.ndarray) -> float:
+def split_half_reliability(half_a: np.ndarray, half_b: np.ndarray, grid: int | None = None) -> float:
     """Correlation over the unmasked strict lower triangle of the diagonal-normalised halves.
 
-    Near 1 when the non-relative residual is systematic, near 0 when it is sampling noise.
+    Near 1 when the non-relative residual is systematic, near 0 when it is sampling noise.  With
+    ``grid``, the halves are first reduced to block means on a ``grid`` x ``grid`` grid.
     """
     a, b = diagonal_normalise(half_a), diagonal_normalise(half_b)
-    keep = strictly_lower(half_a.shape[-1]) & np.isfinite(a) & np.isfinite(b)
+    if grid is not None:
+        a, b = block_mean(a, grid), block_mean(b, grid)
+    keep = strictly_lower(a.shape[-1]) & np.isfinite(a) & np.isfinite(b)
     return float(np.corrcoef(a[keep], b[keep])[0, 1])
 
 
 def block_reliability(half_a: np.ndarray, half_b: np.ndarray, grid: int = BLOCK_GRID) -> float:
-    """Split-half reliability of the diagonal-normalised halves after block means on a ``grid`` x ``grid`` grid.
+    """Split-half reliability after block means on a ``grid`` x ``grid`` grid.
 
     With few sequences each of a million entries is mostly sampling noise, so entry-level
     reliability understates a smooth systematic residual; block means keep the residual and
     average the noise out.  Without systematic structure it stays near 0 at any grid size.
     """
-    a = block_mean(diagonal_normalise(half_a), grid)
-    b = block_mean(diagonal_normalise(half_b), grid)
-    keep = strictly_lower(a.shape[-1]) & np.isfinite(a) & np.isfinite(b)
-    return float(np.corrcoef(a[keep], b[keep])[0, 1])
+    return split_half_reliability(half_a, half_b, grid)
 
 
 def nonrelative_index(scores: np.ndarray) -> float:

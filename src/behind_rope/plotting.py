@@ -19,9 +19,13 @@ CMAP = sns.color_palette("rocket", as_cmap=True)
 CMAP.set_bad("white")  # masked (NaN) entries stay blank
 
 
-def heatmap(ax, scores: np.ndarray, vmin: float, vmax: float, title: str = "", cmap=CMAP, colorbar=True):
-    """One score matrix, queries on rows and keys on columns, positions shown 1-based."""
-    seq_len = scores.shape[-1]
+def heatmap(ax, scores: np.ndarray, vmin: float, vmax: float, title: str = "", cmap=CMAP, colorbar=True,
+            seq_len: int | None = None):
+    """One score matrix, queries on rows and keys on columns, positions shown 1-based.
+
+    ``seq_len`` labels the axes when ``scores`` is a block-mean reduction of a longer sequence.
+    """
+    seq_len = seq_len or scores.shape[-1]
     image = ax.imshow(scores, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest",
                       extent=(0.5, seq_len + 0.5, seq_len + 0.5, 0.5))
     ax.set_title(title, fontsize=9)
@@ -59,14 +63,7 @@ def panel_grid(panels: list[tuple[str, np.ndarray, tuple]], columns: int, max_pi
     rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, 2.8 * rows), squeeze=False)
     for ax, (title, matrix, (vmin, vmax)) in zip(axes.flat, panels):
-        shown = block_mean(matrix, max_pixels)
-        image = ax.imshow(shown, cmap=CMAP, vmin=vmin, vmax=vmax, interpolation="nearest",
-                          extent=(0.5, matrix.shape[-1] + 0.5, matrix.shape[-1] + 0.5, 0.5))
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel("Key position", fontsize=8)
-        ax.set_ylabel("Query position", fontsize=8)
-        ax.tick_params(labelsize=7)
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04).ax.tick_params(labelsize=7)
+        heatmap(ax, block_mean(matrix, max_pixels), vmin, vmax, title, seq_len=matrix.shape[-1])
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     fig.tight_layout()
