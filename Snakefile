@@ -4,7 +4,11 @@
 #   snakemake --cores all --configfile config/paper.yaml   the paper's sizes
 #   snakemake fig2                                         one figure (targets: see `snakemake --list-target-rules`)
 
+
 configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
@@ -18,10 +22,10 @@ include: "workflow/rules/figures.smk"
 
 
 rule all:
+    default_target: True
     input:
         "results/claims.json",
         FIGURES.values(),
-    default_target: True
 
 
 onsuccess:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKFLOW_PARTS = ["Snakefile", "workflow", "config", "envs", "src"]
+WORKFLOW_PARTS = ["Snakefile", "profiles", "workflow", "config", "envs", "src"]
 
 
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -21,6 +21,7 @@ def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Compl
 
 
 def copy_workflow(destination: Path) -> Path:
+    destination.mkdir(parents=True, exist_ok=True)
     for part in WORKFLOW_PARTS:
         source = ROOT / part
         if source.is_dir():

@@ -1,10 +1,19 @@
-"""The conda YAML that `--sdm conda` uses must pin what the pip lock pins."""
+"""The conda environments that `--sdm conda` uses: each parses, pins what the pip lock pins, and the
+light one really is enough for the light jobs."""
 
 import re
+import subprocess
+import sys
 
+import pytest
 import yaml
 
 from conftest import ROOT
+
+ENVS = ("light", "heavy")
+HEAVY_PACKAGES = ("torch", "transformers", "tokenizers", "safetensors", "gguf", "accelerate")
+# Not in the pip lock, on purpose: the interpreter, pip itself, and npm for the optional npm corpus.
+OUTSIDE_THE_LOCK = {"python": "3.11", "pip": None, "nodejs": "20"}
 
 
 def lock_pins():
@@ -16,18 +25,72 @@ def lock_pins():
     return pins
 
 
-def test_conda_env_mirrors_the_lock():
-    env = yaml.safe_load((ROOT / "envs" / "behind_rope.yaml").read_text())
+def conda_pins(env):
+    """{name: version} of a conda YAML, from both its conda and its pip dependencies."""
+    pins = {}
+    for dependency in env["dependencies"]:
+        if isinstance(dependency, dict):
+            pins.update(dict(line.lower().split("==") for line in dependency["pip"]))
+        else:
+            name, _, version = dependency.partition("=")
+            pins[name.lower()] = version or None
+    return pins
+
+
+@pytest.mark.parametrize("name", ENVS)
+def test_conda_env_parses_and_mirrors_the_lock(name):
+    env = yaml.safe_load((ROOT / "envs" / f"{name}.yaml").read_text())
+    assert env["name"] == f"behind-rope-{name}" and "conda-forge" in env["channels"]
     lock = lock_pins()
-    conda_pins = [d for d in env["dependencies"] if isinstance(d, str) and "=" in d and not d.startswith("python=")]
-    assert conda_pins, "the conda environment pins nothing"
-    for pin in conda_pins:
-        name, version = pin.split("=")
-        assert lock.get(name.lower()) == version, f"{name}: conda pins {version}, lock pins {lock.get(name.lower())}"
-    pip_part = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    for pin in pip_part:
-        name, version = pin.split("==")
-        assert lock[name.lower()] == version
+    pins = conda_pins(env)
+    assert len(pins) > len(OUTSIDE_THE_LOCK)
+    for package, version in pins.items():
+        if package in OUTSIDE_THE_LOCK:
+            assert version == OUTSIDE_THE_LOCK[package], f"{name}.yaml: {package}={version}"
+        else:
+            assert lock.get(package) == version, f"{name}.yaml pins {package}={version}, the lock {lock.get(package)}"
+    assert pins["python"] == "3.11"
+
+
+def test_only_the_heavy_env_has_torch_and_transformers():
+    light = conda_pins(yaml.safe_load((ROOT / "envs" / "light.yaml").read_text()))
+    heavy = conda_pins(yaml.safe_load((ROOT / "envs" / "heavy.yaml").read_text()))
+    assert not set(HEAVY_PACKAGES) & set(light)
+    assert set(HEAVY_PACKAGES) <= set(heavy)
+
+
+def test_every_rule_names_one_of_the_two_envs():
+    rules = "".join(path.read_text() for path in (ROOT / "workflow" / "rules").glob("*.smk"))
+    named = re.findall(r"^    conda:\n        (\w+)\n", rules, flags=re.MULTILINE)
+    assert named and set(named) == {"LIGHT_ENV", "HEAVY_ENV"}
+    assert rules.count("    shell:") + rules.count("    script:") == len(named)
+
+
+# The Python modules and figure scripts that the light jobs import.
+LIGHT_IMPORTS = ["behind_rope.__main__", "behind_rope.theory", "behind_rope.metrics", "behind_rope.claims",
+                 "behind_rope.plotting", "behind_rope.fetch", "behind_rope.atomic"]
+BLOCK_HEAVY = ("import sys\n"
+               "class Block:\n"
+               "    def find_spec(self, name, path=None, target=None):\n"
+               f"        if name.split('.')[0] in {HEAVY_PACKAGES!r}:\n"
+               "            raise ImportError(f'{name} is not in the light environment')\n"
+               "sys.meta_path.insert(0, Block())\n")
+
+
+def import_without_heavy_packages(modules):
+    script_imports = [line for path in sorted((ROOT / "workflow" / "scripts").glob("*.py"))
+                      for line in path.read_text().splitlines() if line.startswith("from behind_rope")]
+    code = BLOCK_HEAVY + "".join(f"import {module}\n" for module in modules) + "\n".join(script_imports)
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"})
+
+
+def test_light_jobs_import_nothing_from_the_heavy_env():
+    done = import_without_heavy_packages(LIGHT_IMPORTS)
+    assert done.returncode == 0, done.stderr
+    # The check can fail: a heavy module does not import under it.
+    blocked = import_without_heavy_packages(["behind_rope.extract"])
+    assert blocked.returncode != 0 and "not in the light environment" in blocked.stderr
 
 
 def test_every_direct_dependency_is_locked_and_torch_is_pinned():

@@ -7,8 +7,15 @@ import pytest
 import torch
 
 from behind_rope.extract import SCORES, ScoreRecorder, record_scores, repeat_kv
-from behind_rope.llm import (ModelSourceError, auto_batch_size, bos_prefix, check_architecture, load_model,
-                             random_sequences, text_sequences)
+from behind_rope.llm import (
+    ModelSourceError,
+    auto_batch_size,
+    bos_prefix,
+    check_architecture,
+    load_model,
+    random_sequences,
+    text_sequences,
+)
 
 COMMON = dict(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
               num_key_value_heads=2, max_position_embeddings=64, pad_token_id=None, bos_token_id=None,

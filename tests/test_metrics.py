@@ -39,7 +39,10 @@ def test_planted_absolute_structure_scores_high():
 
 def test_split_half_reliability_separates_structure_from_noise():
     rng = np.random.default_rng(0)
-    noise = lambda: 0.01 * rng.standard_normal((S, S))
+
+    def noise():
+        return 0.01 * rng.standard_normal((S, S))
+
     structured = metrics.split_half_reliability(planted_absolute() + noise(), planted_absolute() + noise())
     relative_only = metrics.split_half_reliability(toeplitz() + noise(), toeplitz() + noise())
     assert structured > 0.9

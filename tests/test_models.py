@@ -44,7 +44,7 @@ def test_nope_scores_ignore_positions_and_rope_scores_do_not(positional):
 
 def test_twins_start_from_the_same_weights():
     nope, rope = build_twin(TINY, "nope", seed=3), build_twin(TINY, "rope", seed=3)
-    for (name, a), (_, b) in zip(nope.state_dict().items(), rope.state_dict().items()):
+    for (name, a), (_, b) in zip(nope.state_dict().items(), rope.state_dict().items(), strict=True):
         assert torch.equal(a, b), name
 
 

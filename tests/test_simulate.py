@@ -43,7 +43,11 @@ def test_inputs_have_mean_inner_product_alpha():
 
 def test_rope_scores_depend_on_the_offset_only():
     v = torch.randn(2, 32, generator=torch.Generator().manual_seed(0))
-    at = lambda positions: apply_rope(v.new_zeros(max(positions) + 1, 32).index_copy(0, torch.tensor(positions), v), 1e4)[positions]
+
+    def at(positions):
+        placed = v.new_zeros(max(positions) + 1, 32).index_copy(0, torch.tensor(positions), v)
+        return apply_rope(placed, 1e4)[positions]
+
     near_start, far = at([1, 4]), at([20, 23])
     assert torch.allclose(near_start[1] @ near_start[0], far[1] @ far[0], atol=1e-4)
 

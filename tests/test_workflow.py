@@ -144,9 +144,18 @@ def test_llm_scores_of_a_real_model_carry_their_metadata(smoke_run):
     assert set(c5["measured"]["models"]) == {"smollm2"}
 
 
-def test_the_extraction_rules_ask_for_a_gpu_and_the_others_do_not(smoke_run):
-    plan = snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run", "--forceall", "-p")
-    jobs = re.findall(r"^rule (\w+):.*?resources: ([^\n]*)", plan.stdout, flags=re.MULTILINE | re.DOTALL)
-    asks = {rule: "gpu=1" in resources for rule, resources in jobs}
-    assert asks["llm_scores"] and asks["llm_control_scores"]
-    assert not any(asks[rule] for rule in ("simulate", "train", "llm_inputs", "cache_llm", "claims"))
+def test_the_report_holds_every_figure_with_its_caption_grouped_by_section(smoke_run):
+    snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--report", "results/report.html")
+    report = (smoke_run / "results" / "report.html").read_text()
+    sections = ["1 Theory (C1)", "2 Simulation (C2)", "3 Trained NoPE model (C3)", "4 RoPE and the causal mask (C4)",
+                "5 Real LLMs (C5)", "Claims"]
+    assert all(f'"{section}"' in report for section in sections)
+    for name in FIGURES:
+        entry = report.find(f'"figures/{name}.pdf": {{"name": "{name}.pdf"')
+        assert entry > 0, f"{name} is not in the report"
+        caption_file = "figS_llm_all_layers" if name.startswith("figS_llm_") else name
+        caption = (smoke_run / "workflow" / "report" / f"{caption_file}.rst").read_text()
+        title = re.match(r"\*\*(.+?)\*\*", caption)[1].replace("{{ snakemake.wildcards.model }}", "smollm2")
+        caption_html = json.dumps(f"<p><strong>{title}</strong>")[:-1]  # the report stores it JSON-escaped
+        assert f'"caption": {caption_html}' in report[entry:entry + 2000], name
+    assert "at the <strong>smoke</strong> scale" in report  # the workflow description, filled from the config

@@ -41,7 +41,8 @@ def monte_carlo(args) -> None:
 def simulate(args) -> None:
     import torch
 
-    from behind_rope.simulate import SimulationSize, Variant, simulate as run
+    from behind_rope.simulate import SimulationSize, Variant
+    from behind_rope.simulate import simulate as run
 
     torch.set_num_threads(args.threads)
     variant = Variant(alpha=args.alpha, norm=args.norm, causal=args.causal, rope=args.rope, score_scale=args.score_scale)
@@ -60,8 +61,9 @@ def metrics(args) -> None:
         {"layer": layer + 1, **layer_metrics(data["mean_scores"][layer], data["half_a"][layer], data["half_b"][layer])}
         for layer in range(data["mean_scores"].shape[0])
     ]
-    for layer, layer_type in zip(layers, about.get("layer_types", [])):
-        layer["layer_type"] = layer_type
+    if "layer_types" in about:  # LLM score files: full or sliding-window attention
+        for layer, layer_type in zip(layers, about["layer_types"], strict=True):
+            layer["layer_type"] = layer_type
     atomic.write_json(args.output, {key: about, "layers": layers})
 
 

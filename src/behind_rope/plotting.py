@@ -62,7 +62,7 @@ def panel_grid(panels: list[tuple[str, np.ndarray, tuple]], columns: int, max_pi
     """Panels (title, S x S matrix, (vmin, vmax)) wrapped into rows of ``columns``."""
     rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, 2.8 * rows), squeeze=False)
-    for ax, (title, matrix, (vmin, vmax)) in zip(axes.flat, panels):
+    for ax, (title, matrix, (vmin, vmax)) in zip(axes.flat, panels, strict=False):  # the last row may have spare axes
         heatmap(ax, block_mean(matrix, max_pixels), vmin, vmax, title, seq_len=matrix.shape[-1])
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)

@@ -18,7 +18,7 @@ import numpy as np
 import sympy as sp
 
 ALPHA = sp.Symbol("alpha", real=True)
-I, J = sp.symbols("i j", integer=True, positive=True)
+I, J = sp.symbols("i j", integer=True, positive=True)  # noqa: E741  (the paper's query and key positions)
 # Positions are 1-based as in the paper.  Writing them with non-negative offsets
 # (i = 1 + i0; for a pair i > j: j = 1 + j0, i = j + 1 + d0) lets sympy decide every Min/Max
 # that the block counting produces.
@@ -74,8 +74,8 @@ def layer1_output(i: sp.Expr, alpha=ALPHA) -> tuple[Vector, sp.Expr]:
     key_blocks = [point(i), prefix(i - 1)]
     # The score is the same for every key of a block, so it equals the block's mean score.
     scores = [sp.cancel(block_inner(query, b, alpha) / b.size) for b in key_blocks]
-    denominator = sp.Add(*[b.size * sp.exp(s) for b, s in zip(key_blocks, scores)])
-    attended = [(sp.exp(s) / denominator, b) for b, s in zip(key_blocks, scores)]
+    denominator = sp.Add(*[b.size * sp.exp(s) for b, s in zip(key_blocks, scores, strict=True)])
+    attended = [(sp.exp(s) / denominator, b) for b, s in zip(key_blocks, scores, strict=True)]
     residual = [(sp.Integer(1), query)]
     return attended + residual, denominator
 

@@ -7,19 +7,19 @@ rule claims:
         training=[f"results/training/{twin}/metrics.json" for twin in TWINS],
         llm_metrics=[f"results/metrics/llm/{run}.json" for model in LLM["models"] for run in llm_runs(model).values()],
     output:
-        "results/claims.json",
+        report("results/claims.json", caption="../report/claims.rst", category="Claims"),
+    log:
+        "results/logs/claims.log",
+    conda:
+        LIGHT_ENV
+    threads: job_threads("metrics")
+    resources:
+        **job_resources("metrics"),
     params:
         code=library_code("claims"),
         settings=json.dumps(config["claims"]),
         twin_runs=json.dumps(c3_twin_runs()),
         llm_runs=json.dumps({model: llm_runs(model) for model in LLM["models"]}),
-    log:
-        "results/logs/claims.log",
-    conda:
-        ENV
-    resources:
-        mem_mb=500,
-        runtime=5,
     shell:
         "python -m behind_rope claims --output {output} --derivation {input.derivation}"
         " --monte-carlo {input.monte_carlo} --metrics {input.metrics} --twin-metrics {input.twin_metrics}"

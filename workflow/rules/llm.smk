@@ -7,17 +7,17 @@ rule cache_llm:
         "results/models/{model}/model.gguf",
     output:
         directory("results/models/{model}/hf"),
-    params:
-        code=library_code("llm"),
     log:
         "results/logs/cache_llm/{model}.log",
     benchmark:
         "results/benchmarks/cache_llm/{model}.tsv"
     conda:
-        ENV
+        HEAVY_ENV
+    threads: job_threads("llm_cache")
     resources:
-        mem_mb=8000,
-        runtime=20,
+        **job_resources("llm_cache"),
+    params:
+        code=library_code("llm"),
     shell:
         "python -m behind_rope cache-model --gguf {input} --output {output} > {log} 2>&1"
 
@@ -30,6 +30,13 @@ rule llm_inputs:
         text="results/llm/inputs/{model}/text.npy",
         random="results/llm/inputs/{model}/random.npy",
         stats="results/llm/inputs/{model}/inputs.json",
+    log:
+        "results/logs/llm_inputs/{model}.log",
+    conda:
+        HEAVY_ENV
+    threads: job_threads("data")
+    resources:
+        **job_resources("data"),
     params:
         code=library_code("llm", "data"),
         format=CORPORA[config["data"]["corpus"]]["format"],
@@ -37,13 +44,6 @@ rule llm_inputs:
         seed=config["seed"],
         seq_len=LLM["seq_len"],
         sequences=LLM["sequences"],
-    log:
-        "results/logs/llm_inputs/{model}.log",
-    conda:
-        ENV
-    resources:
-        mem_mb=4000,
-        runtime=20,
     shell:
         "python -m behind_rope llm-inputs --archive {input.archive} --format {params.format}"
         " --source {params.source:q} --seq-len {params.seq_len} --sequences {params.sequences}"
@@ -58,7 +58,7 @@ LLM_SCORES_SHELL = (
 )
 
 
-# The `gpu` resource routes these jobs to GPU nodes on a cluster; locally it limits nothing
+# The `gpu` resource (config: resources.llm.gpus) routes these jobs to GPU nodes on a cluster; locally it limits nothing
 # unless given with --resources gpu=N.
 rule llm_scores:
     input:
@@ -66,6 +66,15 @@ rule llm_scores:
         tokens="results/llm/inputs/{model}/text.npy",
     output:
         "results/attention/{model}.npz",
+    log:
+        "results/logs/llm_scores/{model}.log",
+    benchmark:
+        "results/benchmarks/llm_scores/{model}.tsv"
+    conda:
+        HEAVY_ENV
+    threads: job_threads("llm")
+    resources:
+        **job_resources("llm"),
     params:
         code=library_code("extract", "llm"),
         source=lambda wildcards: json.dumps(llm_source(wildcards.model)),
@@ -75,17 +84,6 @@ rule llm_scores:
         layers=LLM["layers"],
         batch_size=LLM["batch_size"],
         device=LLM["device"],
-    threads: LLM["threads"]
-    log:
-        "results/logs/llm_scores/{model}.log",
-    benchmark:
-        "results/benchmarks/llm_scores/{model}.tsv"
-    conda:
-        ENV
-    resources:
-        mem_mb=LLM["mem_mb"],
-        runtime=LLM["runtime"],
-        gpu=LLM["gpus"],
     shell:
         LLM_SCORES_SHELL
 
@@ -96,6 +94,15 @@ rule llm_control_scores:
         tokens="results/llm/inputs/{model}/{inputs}.npy",
     output:
         "results/attention/controls/{model}_{inputs}_{mask}.npz",
+    log:
+        "results/logs/llm_scores/{model}_{inputs}_{mask}.log",
+    benchmark:
+        "results/benchmarks/llm_scores/{model}_{inputs}_{mask}.tsv"
+    conda:
+        HEAVY_ENV
+    threads: job_threads("llm")
+    resources:
+        **job_resources("llm"),
     params:
         code=library_code("extract", "llm"),
         source=lambda wildcards: json.dumps(llm_source(wildcards.model)),
@@ -105,17 +112,6 @@ rule llm_control_scores:
         layers=LLM["control_layers"],
         batch_size=LLM["batch_size"],
         device=LLM["device"],
-    threads: LLM["threads"]
-    log:
-        "results/logs/llm_scores/{model}_{inputs}_{mask}.log",
-    benchmark:
-        "results/benchmarks/llm_scores/{model}_{inputs}_{mask}.tsv"
-    conda:
-        ENV
-    resources:
-        mem_mb=LLM["mem_mb"],
-        runtime=LLM["runtime"],
-        gpu=LLM["gpus"],
     shell:
         LLM_SCORES_SHELL
 
@@ -125,16 +121,16 @@ rule llm_metrics:
         "results/attention/{run}.npz",
     output:
         "results/metrics/llm/{run}.json",
-    params:
-        code=library_code("metrics"),
     log:
         "results/logs/llm_metrics/{run}.log",
     wildcard_constraints:
         run=r"[^/]+|controls/[^/]+",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("metrics")
     resources:
-        mem_mb=4000,
-        runtime=10,
+        **job_resources("metrics"),
+    params:
+        code=library_code("metrics"),
     shell:
         "python -m behind_rope metrics --input {input} --output {output} > {log} 2>&1"

@@ -1,21 +1,20 @@
 rule simulate:
     output:
         "results/simulation/{variant}.npz",
-    params:
-        code=library_code("simulate", "rope"),
-        variant=lambda wildcards: VARIANTS[wildcards.variant],
-        size=config["simulation"],
-        seed=config["seed"],
-    threads: config["simulation"]["threads"]
     log:
         "results/logs/simulate/{variant}.log",
     benchmark:
         "results/benchmarks/simulate/{variant}.tsv"
     conda:
-        ENV
+        HEAVY_ENV
+    threads: job_threads("simulation")
     resources:
-        mem_mb=2000,
-        runtime=60,
+        **job_resources("simulation"),
+    params:
+        code=library_code("simulate", "rope"),
+        variant=lambda wildcards: VARIANTS[wildcards.variant],
+        size=config["simulation"],
+        seed=config["seed"],
     shell:
         "python -m behind_rope simulate --output {output}"
         " --alpha {params.variant[alpha]} --norm {params.variant[norm]} --causal {params.variant[causal]}"
@@ -30,14 +29,14 @@ rule simulation_metrics:
         "results/simulation/{variant}.npz",
     output:
         "results/metrics/simulation/{variant}.json",
-    params:
-        code=library_code("metrics"),
     log:
         "results/logs/simulation_metrics/{variant}.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("metrics")
     resources:
-        mem_mb=500,
-        runtime=5,
+        **job_resources("metrics"),
+    params:
+        code=library_code("metrics"),
     shell:
         "python -m behind_rope metrics --input {input} --output {output} > {log} 2>&1"

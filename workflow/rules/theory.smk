@@ -1,17 +1,17 @@
 rule derivation:
     output:
         "results/theory/derivation.json",
-    params:
-        code=library_code("theory"),
     log:
         "results/logs/derivation.log",
     benchmark:
         "results/benchmarks/derivation.tsv"
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("theory")
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **job_resources("theory"),
+    params:
+        code=library_code("theory"),
     shell:
         "python -m behind_rope derive --output {output} > {log} 2>&1"
 
@@ -19,20 +19,19 @@ rule derivation:
 rule theory_monte_carlo:
     output:
         "results/theory/monte_carlo.json",
-    params:
-        code=library_code("simulate", "theory", "rope"),
-        mc=config["theory"]["monte_carlo"],
-        seed=config["seed"],
-    threads: config["simulation"]["threads"]
     log:
         "results/logs/theory_monte_carlo.log",
     benchmark:
         "results/benchmarks/theory_monte_carlo.tsv"
     conda:
-        ENV
+        HEAVY_ENV
+    threads: job_threads("theory")
     resources:
-        mem_mb=2000,
-        runtime=30,
+        **job_resources("theory"),
+    params:
+        code=library_code("simulate", "theory", "rope"),
+        mc=config["theory"]["monte_carlo"],
+        seed=config["seed"],
     shell:
         "python -m behind_rope monte-carlo --output {output} --samples {params.mc[samples]}"
         " --seq-len {params.mc[seq_len]} --dims {params.mc[dims]} --alphas {params.mc[alphas]}"

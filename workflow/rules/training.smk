@@ -7,6 +7,15 @@ rule train:
         valid=f"{DATA_DIR}/valid.npy",
     output:
         **twin_files("{twin}"),
+    log:
+        "results/logs/train/{twin}.log",
+    benchmark:
+        "results/benchmarks/train/{twin}.tsv"
+    conda:
+        HEAVY_ENV
+    threads: job_threads("training")
+    resources:
+        **job_resources("training"),
     params:
         code=library_code("train", "models", "extract"),
         positional=lambda wildcards: TWINS[wildcards.twin]["positional"],
@@ -16,16 +25,6 @@ rule train:
         device=config["training"]["device"],
         # Not an output: Snakemake would delete it when the job fails, and it is what a rerun resumes from.
         resume_dir="results/checkpoints/{twin}",
-    threads: config["training"]["threads"]
-    log:
-        "results/logs/train/{twin}.log",
-    benchmark:
-        "results/benchmarks/train/{twin}.tsv"
-    conda:
-        ENV
-    resources:
-        mem_mb=4000,
-        runtime=60,
     shell:
         "python -m behind_rope train --twin {wildcards.twin} --positional {params.positional}"
         " --size {params.size:q} --settings {params.settings:q} --train {input.train} --valid {input.valid}"
@@ -52,21 +51,20 @@ rule twin_scores:
         train=f"{DATA_DIR}/train.npy",
     output:
         "results/twins/scores/{twin}_{inputs}_{mask}.npz",
-    params:
-        code=library_code("extract", "models", "train"),
-        analysis=config["twin_analysis"],
-        causal=lambda wildcards: str(wildcards.mask == "causal").lower(),
-        seed=config["seed"],
-    threads: config["twin_analysis"]["threads"]
     log:
         "results/logs/twin_scores/{twin}_{inputs}_{mask}.log",
     benchmark:
         "results/benchmarks/twin_scores/{twin}_{inputs}_{mask}.tsv"
     conda:
-        ENV
+        HEAVY_ENV
+    threads: job_threads("twin_analysis")
     resources:
-        mem_mb=2000,
-        runtime=30,
+        **job_resources("twin_analysis"),
+    params:
+        code=library_code("extract", "models", "train"),
+        analysis=config["twin_analysis"],
+        causal=lambda wildcards: str(wildcards.mask == "causal").lower(),
+        seed=config["seed"],
     shell:
         "python -m behind_rope twin-scores --model-dir $(dirname {input.model}) --valid {input.valid}"
         " --seq-len {params.analysis[seq_len]} --sequences {params.analysis[sequences]}"
@@ -79,15 +77,15 @@ rule twin_metrics:
         "results/twins/scores/{twin}_{inputs}_{mask}.npz",
     output:
         "results/metrics/twins/{twin}_{inputs}_{mask}.json",
-    params:
-        code=library_code("metrics"),
     log:
         "results/logs/twin_metrics/{twin}_{inputs}_{mask}.log",
     conda:
-        ENV
+        LIGHT_ENV
+    threads: job_threads("metrics")
     resources:
-        mem_mb=500,
-        runtime=5,
+        **job_resources("metrics"),
+    params:
+        code=library_code("metrics"),
     shell:
         "python -m behind_rope metrics --input {input} --output {output} > {log} 2>&1"
 
@@ -98,17 +96,16 @@ rule gram:
         valid=f"{DATA_DIR}/valid.npy",
     output:
         "results/twins/gram/{twin}.npz",
-    params:
-        code=library_code("gram", "extract", "models"),
-        analysis=config["twin_analysis"],
-    threads: config["twin_analysis"]["threads"]
     log:
         "results/logs/gram/{twin}.log",
     conda:
-        ENV
+        HEAVY_ENV
+    threads: job_threads("twin_analysis")
     resources:
-        mem_mb=2000,
-        runtime=30,
+        **job_resources("twin_analysis"),
+    params:
+        code=library_code("gram", "extract", "models"),
+        analysis=config["twin_analysis"],
     shell:
         "python -m behind_rope gram --model-dir $(dirname {input.model}) --valid {input.valid}"
         " --seq-len {params.analysis[seq_len]} --sequences {params.analysis[sequences]}"

@@ -19,9 +19,10 @@
 # back to the default paths.
 
 # %%
-from behind_rope.atomic import read_json
-from behind_rope.plotting import CMAP, heatmap, save, plt
 import numpy as np
+
+from behind_rope.atomic import read_json
+from behind_rope.plotting import CMAP, heatmap, plt, save
 
 try:
     snakemake  # noqa: B018  (injected by Snakemake's script: directive)
@@ -40,7 +41,7 @@ panels = [
     ("(c) Layer-2 scores $g(i)/(h(i)h(j))$", np.array(toy["layer2_scores"], dtype=float)),
 ]
 fig, axes = plt.subplots(1, 3, figsize=(10, 3.3))
-for ax, (title, matrix) in zip(axes, panels):
+for ax, (title, matrix) in zip(axes, panels, strict=True):
     shown = np.where(np.tril(np.ones_like(matrix)) > 0, matrix, np.nan)
     heatmap(ax, shown, 0, 1, title, CMAP)
     ax.set_xticks(range(1, toy["n"] + 1))

@@ -37,7 +37,7 @@ except NameError:
 gram = read_npz(snakemake.input[0])
 print("recomputation check:", json.loads(str(gram["check"]))["max_abs_gap"])
 fig, axes = plt.subplots(3, 3, figsize=(10.5, 9.5))
-for ax, (name, title) in zip(axes.flat, json.loads(str(gram["titles"])).items()):
+for ax, (name, title) in zip(axes.flat, json.loads(str(gram["titles"])).items(), strict=True):
     heatmap(ax, gram[name], *quantile_limits([below_diagonal(gram[name])]), f"({name}) {title}")
 fig.suptitle(f"Trained NoPE twin, layer 1 into layer 2 ({int(gram['sequences'])} held-out sequences)", fontsize=11)
 fig.tight_layout()

@@ -17,10 +17,11 @@
 # Run with `snakemake fig4`.
 
 # %%
+import json
+
 from behind_rope.atomic import read_npz
 from behind_rope.metrics import diagonal_normalise
 from behind_rope.plotting import layer_grid, quantile_limits, save
-import json
 
 try:
     snakemake  # noqa: B018  (injected by Snakemake's script: directive)

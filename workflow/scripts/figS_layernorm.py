@@ -14,10 +14,11 @@
 # or by 1/E (colour range 0..1).  Run with `snakemake figS_layernorm`.
 
 # %%
-from behind_rope.atomic import read_npz
-from behind_rope.plotting import layer_grid, save
 import json
 import math
+
+from behind_rope.atomic import read_npz
+from behind_rope.plotting import layer_grid, save
 
 try:
     snakemake  # noqa: B018  (injected by Snakemake's script: directive)

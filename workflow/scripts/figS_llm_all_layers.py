@@ -36,7 +36,7 @@ except NameError:
 data = read_npz(snakemake.input[0])
 metadata = json.loads(str(data["metadata"]))
 panels = []
-for k, (raw, normalised) in enumerate(zip(data["mean_scores"], diagonal_normalise(data["mean_scores"]))):
+for k, (raw, normalised) in enumerate(zip(data["mean_scores"], diagonal_normalise(data["mean_scores"]), strict=True)):
     title = f"{metadata['model']}: {layer_title(int(data['layers'][k]), metadata['layer_types'][k])}"
     panels.append((f"{title}, raw", raw, quantile_limits([below_diagonal(raw)])))
     panels.append((f"{title}, normalised", normalised, quantile_limits([below_diagonal(normalised)])))

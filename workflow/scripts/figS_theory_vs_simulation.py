@@ -15,11 +15,13 @@
 # Run with `snakemake figS_theory_vs_simulation`.
 
 # %%
-from behind_rope.atomic import read_npz
-from behind_rope.plotting import save, plt
-from behind_rope.theory import layer2_score
 import json
+
 import numpy as np
+
+from behind_rope.atomic import read_npz
+from behind_rope.plotting import plt, save
+from behind_rope.theory import layer2_score
 
 try:
     snakemake  # noqa: B018  (injected by Snakemake's script: directive)
@@ -31,13 +33,13 @@ except NameError:
 
 # %%
 fig, axes = plt.subplots(1, len(snakemake.input), figsize=(3.6 * len(snakemake.input), 3.2), squeeze=False)
-for ax, path in zip(axes[0], snakemake.input):
+for ax, path in zip(axes[0], snakemake.input, strict=True):
     data = read_npz(path)
     alpha = json.loads(str(data["variant"]))["alpha"]
     layer2 = data["mean_scores"][1]
     seq_len = layer2.shape[-1]
     queries = sorted({max(2, round(seq_len * f)) for f in (0.1, 0.25, 0.5, 1.0)})
-    for colour, query in zip(plt.cm.viridis(np.linspace(0, 0.85, len(queries))), queries):
+    for colour, query in zip(plt.cm.viridis(np.linspace(0, 0.85, len(queries))), queries, strict=True):
         keys = np.arange(1, query)
         ax.plot(keys, [layer2_score(query, key, alpha) for key in keys], color=colour, label=f"query {query}")
         ax.plot(keys, layer2[query - 1, : query - 1], "o", color=colour, markersize=2.5)

@@ -34,7 +34,7 @@ except NameError:
 
 # %%
 fig, ax = plt.subplots(figsize=(5.5, 3.6))
-for label, loss_path, metrics_path in zip(snakemake.params.labels, snakemake.input.losses, snakemake.input.metrics):
+for label, loss_path, metrics_path in zip(snakemake.params.labels, snakemake.input.losses, snakemake.input.metrics, strict=True):
     with open(loss_path) as handle:
         rows = list(csv.DictReader(handle))
     with open(metrics_path) as handle:

