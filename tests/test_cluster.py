@@ -96,10 +96,6 @@ def slurm_env():
         local_cluster.stop(env)
 
 
-def snakemake_on_slurm(workdir, env, *args, seconds=1500):
-    return local_cluster.snakemake_on_slurm(workdir, env, *args, seconds=seconds)
-
-
 def slurm_jobs(env, output: str) -> list[dict[str, str]]:
     """What sacct recorded for the SLURM jobs that Snakemake says it submitted."""
     ids = re.findall(r"submitted with SLURM jobid (\d+)", output)
@@ -159,11 +155,11 @@ def test_the_smoke_dag_runs_through_slurm_and_matches_a_local_run(slurm_env, smo
     plan = snakemake(workdir, "--configfile", "config/smoke.yaml", "--dry-run")
     expected = Counter({rule: int(count) for rule, count in
                         re.findall(r"^(\w+)\s+(\d+)$", plan.stdout, flags=re.MULTILINE) if rule not in {"all", "total"}})
-    done = snakemake_on_slurm(workdir, slurm_env, "--configfile", "config/smoke.yaml")
+    done = local_cluster.snakemake_on_slurm(workdir, slurm_env, "--configfile", "config/smoke.yaml")
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-5000:]
     jobs = slurm_jobs(slurm_env, output)
-    # One completed SLURM job per rule instance, and nothing ran on the submit host.
+    # One completed SLURM job per rule instance of the plan (`all` only collects, on the submit host).
     assert Counter(job["rule"] for job in jobs) == expected
     assert {job["State"] for job in jobs} == {"COMPLETED"}
     for job in jobs:
@@ -179,8 +175,8 @@ def test_a_failing_slurm_job_is_reported_and_snakemake_exits_non_zero(slurm_env,
     config = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
     config["pretrained"] = {"smollm2": {"gguf_sha256": "0" * 64}}  # the assembled GGUF cannot match this
     (workdir / "config" / "failing.yaml").write_text(yaml.safe_dump(config))
-    done = snakemake_on_slurm(workdir, slurm_env, "results/models/smollm2/model.gguf",
-                              "--configfile", "config/failing.yaml", seconds=600)  # --configfile takes several values
+    done = local_cluster.snakemake_on_slurm(workdir, slurm_env, "results/models/smollm2/model.gguf",
+                                            "--configfile", "config/failing.yaml", seconds=600)  # --configfile takes several values
     output = done.stdout + done.stderr
     assert done.returncode not in (0, 124, 137), output[-5000:]  # failed, and did not hang into the timeout
     jobs = {job["rule"]: job for job in slurm_jobs(slurm_env, output)}
