@@ -3,6 +3,7 @@
 #   snakemake --cores all                                  everything, at the scale of config/config.yaml
 #   snakemake --cores all --configfile config/paper.yaml   the paper's sizes
 #   snakemake fig2                                         one figure (targets: see `snakemake --list-target-rules`)
+#   snakemake paper                                        the PDF, paper/build/main.pdf (needs LaTeX: envs/setup_tex.sh)
 
 
 configfile: "config/config.yaml"
@@ -19,6 +20,7 @@ include: "workflow/rules/training.smk"
 include: "workflow/rules/llm.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/paper.smk"
 
 
 rule all:
@@ -26,6 +28,7 @@ rule all:
     input:
         "results/claims.json",
         FIGURES.values(),
+        "paper/build/main.pdf",
 
 
 onsuccess:

@@ -17,5 +17,6 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.lock-sha256" 2>/dev/null)" !=
 fi
 # shellcheck disable=SC1091
 source "$venv/bin/activate"
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+# Offline unless the caller says otherwise (HF_HUB_OFFLINE=0 for the paper-scale hub models).
+export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-1} TRANSFORMERS_OFFLINE=${TRANSFORMERS_OFFLINE:-${HF_HUB_OFFLINE:-1}}
 cd "$project_root"

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKFLOW_PARTS = ["Snakefile", "profiles", "workflow", "config", "envs", "src"]
+WORKFLOW_PARTS = ["Snakefile", "profiles", "workflow", "config", "envs", "src", "paper"]
+# Big intermediate files that no test reads again once the smoke run is done.
+HEAVY_RESULTS = ("models", "raw")
 
 
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -25,7 +27,7 @@ def copy_workflow(destination: Path) -> Path:
     for part in WORKFLOW_PARTS:
         source = ROOT / part
         if source.is_dir():
-            shutil.copytree(source, destination / part, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(source, destination / part, ignore=shutil.ignore_patterns("__pycache__", "build"))
         else:
             shutil.copy2(source, destination / part)
     return destination
@@ -37,3 +39,12 @@ def smoke_run(tmp_path_factory) -> Path:
     workdir = copy_workflow(tmp_path_factory.mktemp("smoke"))
     snakemake(workdir, "--configfile", "config/smoke.yaml")
     return workdir
+
+
+def copy_run(workdir: Path, destination: Path) -> Path:
+    """A copy of a finished run, without the big intermediate files (Snakemake does not need them back)."""
+    def ignore_heavy(folder, names):
+        return [name for name in names if Path(folder).name == "results" and name in HEAVY_RESULTS]
+
+    shutil.copytree(workdir, destination, symlinks=True, ignore=ignore_heavy)
+    return destination

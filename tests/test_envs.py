@@ -10,10 +10,11 @@ import yaml
 
 from conftest import ROOT
 
-ENVS = ("light", "heavy")
+ENVS = ("light", "heavy", "paper")
 HEAVY_PACKAGES = ("torch", "transformers", "tokenizers", "safetensors", "gguf", "accelerate")
-# Not in the pip lock, on purpose: the interpreter, pip itself, and npm for the optional npm corpus.
-OUTSIDE_THE_LOCK = {"python": "3.11", "pip": None, "nodejs": "20"}
+# Not in the pip lock, on purpose: the interpreter, pip itself, npm for the optional npm corpus, and
+# TeX Live for the paper (Debian's packages, envs/tex-packages.txt, when not under --sdm conda).
+OUTSIDE_THE_LOCK = {"python": "3.11", "pip": None, "nodejs": "20", "texlive-core": "20230313", "latexmk": "4.88"}
 
 
 def lock_pins():
@@ -43,7 +44,7 @@ def test_conda_env_parses_and_mirrors_the_lock(name):
     assert env["name"] == f"behind-rope-{name}" and "conda-forge" in env["channels"]
     lock = lock_pins()
     pins = conda_pins(env)
-    assert len(pins) > len(OUTSIDE_THE_LOCK)
+    assert set(pins) - set(OUTSIDE_THE_LOCK)  # at least one package of the lock
     for package, version in pins.items():
         if package in OUTSIDE_THE_LOCK:
             assert version == OUTSIDE_THE_LOCK[package], f"{name}.yaml: {package}={version}"
@@ -53,22 +54,22 @@ def test_conda_env_parses_and_mirrors_the_lock(name):
 
 
 def test_only_the_heavy_env_has_torch_and_transformers():
-    light = conda_pins(yaml.safe_load((ROOT / "envs" / "light.yaml").read_text()))
-    heavy = conda_pins(yaml.safe_load((ROOT / "envs" / "heavy.yaml").read_text()))
-    assert not set(HEAVY_PACKAGES) & set(light)
+    light, heavy, paper = (conda_pins(yaml.safe_load((ROOT / "envs" / f"{name}.yaml").read_text())) for name in ENVS)
+    assert not set(HEAVY_PACKAGES) & (set(light) | set(paper))
     assert set(HEAVY_PACKAGES) <= set(heavy)
+    assert {"texlive-core", "latexmk"} <= set(paper)
 
 
-def test_every_rule_names_one_of_the_two_envs():
+def test_every_rule_names_one_of_the_envs():
     rules = "".join(path.read_text() for path in (ROOT / "workflow" / "rules").glob("*.smk"))
     named = re.findall(r"^    conda:\n        (\w+)\n", rules, flags=re.MULTILINE)
-    assert named and set(named) == {"LIGHT_ENV", "HEAVY_ENV"}
+    assert named and set(named) == {"LIGHT_ENV", "HEAVY_ENV", "PAPER_ENV"}
     assert rules.count("    shell:") + rules.count("    script:") == len(named)
 
 
 # The Python modules and figure scripts that the light jobs import.
 LIGHT_IMPORTS = ["behind_rope.__main__", "behind_rope.theory", "behind_rope.metrics", "behind_rope.claims",
-                 "behind_rope.plotting", "behind_rope.fetch", "behind_rope.atomic"]
+                 "behind_rope.plotting", "behind_rope.fetch", "behind_rope.atomic", "behind_rope.paper"]
 BLOCK_HEAVY = ("import sys\n"
                "class Block:\n"
                "    def find_spec(self, name, path=None, target=None):\n"

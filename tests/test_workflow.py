@@ -59,7 +59,7 @@ def test_editing_a_figure_script_reruns_only_that_figure(smoke_run, target, scri
     path = smoke_run / "workflow" / "scripts" / f"{script}.py"
     path.write_text(path.read_text() + f"\n# restyled for {target}\n")
     plan = snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run")
-    assert planned_rules(plan) == {rule, "all"}, plan.stdout + plan.stderr
+    assert planned_rules(plan) == {rule, "paper", "all"}, plan.stdout + plan.stderr  # the PDF includes the figure
     before = (smoke_run / upstream).stat().st_mtime_ns
     rebuilt = snakemake(smoke_run, target, "--configfile", "config/smoke.yaml")  # --configfile takes several values
     assert planned_rules(rebuilt) == {rule, target if not target.startswith("figures/") else rule}
@@ -74,7 +74,8 @@ def test_editing_a_library_module_reruns_only_the_rules_that_use_it(smoke_run):
         plan = snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run")
     finally:
         module.write_text(original)
-    assert planned_rules(plan) == {"simulation_metrics", "twin_metrics", "llm_metrics", "claims", "all"}, plan.stdout + plan.stderr
+    assert planned_rules(plan) == {"simulation_metrics", "twin_metrics", "llm_metrics", "claims", "paper_inputs", "paper",
+                                   "all"}, plan.stdout + plan.stderr
     assert "Nothing to be done" in snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run").stdout
 
 
@@ -159,3 +160,5 @@ def test_the_report_holds_every_figure_with_its_caption_grouped_by_section(smoke
         caption_html = json.dumps(f"<p><strong>{title}</strong>")[:-1]  # the report stores it JSON-escaped
         assert f'"caption": {caption_html}' in report[entry:entry + 2000], name
     assert "at the <strong>smoke</strong> scale" in report  # the workflow description, filled from the config
+    for item, category in (("results/paper/claims_table.html", "Claims"), ("paper/build/main.pdf", "Paper")):
+        assert f'"{item}"' in report and f'"{category}"' in report, item

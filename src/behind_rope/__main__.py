@@ -268,6 +268,35 @@ def claims(args) -> None:
         print(f"{name}: {'PASS' if claim['passed'] else 'FAIL'}  ({claim['threshold']})")
 
 
+def _tex_packages(path: str) -> list[str]:
+    return [line.strip() for line in Path(path).read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+
+def paper_inputs(args) -> None:
+    from behind_rope import paper
+
+    training = {Path(p).parent.name: atomic.read_json(p) for p in args.training}
+    values = paper.write_paper_inputs(atomic.read_json(args.claims), training, atomic.read_json(args.data_stats),
+                                      json.loads(args.settings), paper.git_commit(Path.cwd()), Path(args.output_dir))
+    print(f"{len(values)} values -> {args.output_dir}/numbers.tex")
+
+
+def paper_pdf(args) -> None:
+    from behind_rope import paper
+
+    paper.build_pdf(Path(args.tex), Path(args.output), Path(args.log), [Path(p) for p in args.search_path],
+                    _tex_packages(args.tex_packages))
+    recorded = Path(args.output).parent / "latex" / f"{Path(args.tex).stem}.fls"
+    print(f"{args.output}: figures read: {', '.join(paper.figures_read(recorded))}")
+
+
+def paper_tarball(args) -> None:
+    from behind_rope import paper
+
+    paper.write_tarball(Path(args.output), [Path(p) for p in args.files])
+    print(f"{args.output}: {len(args.files)} files")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m behind_rope", description=__doc__)
     steps = parser.add_subparsers(dest="step", required=True)
@@ -402,12 +431,34 @@ def main(argv=None) -> None:
     p.add_argument("--settings", required=True, help="JSON with the thresholds of config['claims']")
     p.set_defaults(run=claims)
 
+    p = steps.add_parser("paper-inputs", help="numbers.tex and the generated tables of the paper, from results/")
+    p.add_argument("--claims", required=True)
+    p.add_argument("--training", nargs="+", required=True, help="metrics.json of every twin")
+    p.add_argument("--data-stats", required=True)
+    p.add_argument("--settings", required=True, help="JSON: the config values the paper quotes (paper_settings)")
+    p.add_argument("--output-dir", required=True)
+    p.set_defaults(run=paper_inputs)
+
+    p = steps.add_parser("paper-pdf", help="build the paper with latexmk (pdflatex)")
+    p.add_argument("--tex", required=True)
+    p.add_argument("--search-path", nargs="+", required=True, help="folders with the \\input files and figures")
+    p.add_argument("--tex-packages", required=True, help="the Debian packages to name when LaTeX is missing")
+    p.add_argument("--output", required=True)
+    p.add_argument("--log", required=True)
+    p.set_defaults(run=paper_pdf)
+
+    p = steps.add_parser("paper-tarball", help="a flat, reproducible .tar.gz of the paper's sources")
+    p.add_argument("--files", nargs="+", required=True)
+    p.add_argument("--output", required=True)
+    p.set_defaults(run=paper_tarball)
+
     args = parser.parse_args(argv)
     from behind_rope.fetch import FetchError
+    from behind_rope.paper import LatexMissing
 
     try:
         args.run(args)
-    except (FetchError, FileNotFoundError) as error:
+    except (FetchError, FileNotFoundError, LatexMissing) as error:
         raise SystemExit(f"Error: {error}") from None
 
 

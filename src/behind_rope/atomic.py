@@ -63,6 +63,16 @@ def write_json(path, data) -> None:
         tmp.write_text(json.dumps(_finite_or_null(data), indent=2, allow_nan=False) + "\n")
 
 
+def write_text(path, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def write_bytes(path, data: bytes) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
 def read_json(path):
     return json.loads(Path(path).read_text())
 

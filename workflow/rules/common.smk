@@ -27,6 +27,7 @@ except ConfigError as error:
 # no torch; heavy ones (simulation, training, tokenizer, LLMs) do.
 LIGHT_ENV = "../../envs/light.yaml"
 HEAVY_ENV = "../../envs/heavy.yaml"
+PAPER_ENV = "../../envs/paper.yaml"  # the light packages plus TeX Live
 RESOURCES = config["resources"]
 VARIANTS = config["simulation"]["variants"]
 
@@ -213,3 +214,33 @@ LLM_CONTROLS = ("random_causal", "random_noncausal")
 
 def llm_runs(model):
     return {"text_causal": model, **{control: f"controls/{model}_{control}" for control in LLM_CONTROLS}}
+
+
+def paper_settings():
+    """The config values the paper quotes (numbers.tex), so a change to any of them rebuilds it."""
+    variants = config["simulation"]["variants"]
+    alphas = {key: [variants[name]["alpha"] for name in config["figures"][key]] for key in ("fig2", "alpha_sweep")}
+    corpus = config["data"]["corpus"]
+    return json.dumps(
+        {
+            "scale_name": config["scale_name"],
+            "simulation": {
+                key: config["simulation"][key] for key in ("batch_size", "seq_len", "dim", "layers", "rope_theta")
+            },
+            "monte_carlo": config["theory"]["monte_carlo"],
+            "figure_alphas": alphas,
+            "corpus": f"{CORPORA[corpus]['package']} {CORPORA[corpus]['version']}",
+            "corpus_pin": CORPORA[corpus],
+            "tokenizer": config["data"]["tokenizer"],
+            "data_seq_len": config["data"]["seq_len"],
+            "twin_model": config["training"]["model"],
+            "twin_batch_size": config["training"]["batch_size"],
+            "twin_analysis": config["twin_analysis"],
+            "llm": {key: LLM[key] for key in ("models", "sequences", "seq_len")},
+            "models": {
+                model: PRETRAINED[model] for model in dict.fromkeys([*LLM["models"], config["data"]["tokenizer"]])
+            },
+            "claims": config["claims"],
+        },
+        sort_keys=True,
+    )

@@ -1,0 +1,167 @@
+"""The paper stage: values and tables from results/, the PDF, its rebuilds and the arXiv tarball."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+from behind_rope import paper
+from conftest import ROOT, copy_run, snakemake
+from test_workflow import FIGURES, planned_rules
+
+SMOKE = ("--configfile", "config/smoke.yaml")
+
+
+def pdf_text(pdf) -> str:
+    return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+
+
+def typed_numbers(tex: str, values: dict[str, str]) -> list[str]:
+    """Numbers in a manuscript's body that look measured, rather than written as \\val{key}.
+
+    Allowed: single digits (layer 2, claim C1, the formulas' constants), digits inside names such as
+    SmolLM2 or Qwen2.5-Coder, and arguments of \\val, \\ref, \\label, \\cite, \\input, \\file,
+    \\madeby and \\includegraphics.  Anything else with two or more digits or a decimal point is
+    typed in, and so is any value of numbers.tex.
+    """
+    body = tex[tex.index(r"\begin{document}"):]
+    body = re.sub(r"(?<!\\)%.*", "", body)
+    body = re.sub(r"\\(?:val|ref|label|cite[pt]?|input|file|includegraphics)(?:\[[^\]]*\])?\{[^}]*\}", " ", body)
+    body = re.sub(r"\\madeby\{[^}]*\}\{[^}]*\}", " ", body)
+    body = re.sub(r"[A-Za-z][\w.\-]*\d[\w.\-]*", " ", body)  # names: SmolLM2, Qwen2.5-Coder, Llama-3.1-8B
+    found = [n for n in re.findall(r"\d+(?:,\d{3})*(?:\.\d+)?", body) if len(n) > 1]  # 2,178,464 or 0.154; not s_{2,1}
+    measured = {text for text in values.values() if re.search(r"\d", text) and len(text) > 1}
+    return found + [text for text in measured if text in body]
+
+
+def numbers_tex_values(path) -> dict[str, str]:
+    return dict(re.findall(r"^\\defval\{([^}]+)\}\{(.*)\}$", path.read_text(), flags=re.MULTILINE))
+
+
+# --- without LaTeX ---------------------------------------------------------------------------------
+
+def test_numbers_are_written_as_latex():
+    assert paper.number(-0.0312, 3) == r"\ensuremath{-}0.031"
+    assert paper.number(-0.0001, 2) == "0.00"
+    assert paper.number(20000) == "20{,}000"
+    assert paper.number(float("nan")) == "n/a" and paper.number(True) == "pass"
+    assert paper.tex_escape("locality >= 0.9 in l2_alpha0.0 & 5%") == r"locality $\geq$ 0.9 in l2\_alpha0.0 \& 5\%"
+    assert paper.listing([2, 3, 4]) == "2, 3 and 4" and paper.listing(["a"]) == "a"
+
+
+def test_the_latex_check_names_the_debian_packages(tmp_path, monkeypatch):
+    main = tmp_path / "main.tex"
+    main.write_text("\\usepackage{booktabs,no-such-package}\n\\bibliographystyle{plainnat}\n")
+    assert paper.required_tex_files(main.read_text()) == ["booktabs.sty", "no-such-package.sty", "plainnat.bst"]
+    monkeypatch.setenv("PATH", str(tmp_path))  # no latexmk, no pdflatex
+    with pytest.raises(paper.LatexMissing, match="latexmk, pdflatex, bibtex, kpsewhich not found.*texlive-latex-base"):
+        paper.check_latex(main, ["latexmk", "texlive-latex-base"])
+
+
+def test_the_typed_number_check_can_fail():
+    tex = "\\begin{document}\nLayer 2 of SmolLM2 and Qwen2.5-Coder scores \\val{fig1.s21} (Figure~\\ref{fig:1}).\n"
+    assert typed_numbers(tex, {"fig1.s21": "0.154"}) == []
+    assert typed_numbers(tex.replace("\\val{fig1.s21}", "0.154"), {"fig1.s21": "0.154"}) == ["0.154", "0.154"]
+    assert typed_numbers(tex + "trained on 2,178,464 tokens\n", {}) == ["2,178,464"]
+    assert typed_numbers(tex + "a loss of 5.32 % a comment: 5.32\n", {}) == ["5.32"]
+
+
+def test_the_tarball_is_reproducible(tmp_path):
+    (tmp_path / "main.tex").write_text("x")
+    (tmp_path / "numbers.tex").write_text("y")
+    files = [tmp_path / "numbers.tex", tmp_path / "main.tex"]
+    paper.write_tarball(tmp_path / "a.tar.gz", files)
+    paper.write_tarball(tmp_path / "b.tar.gz", files[::-1])
+    assert (tmp_path / "a.tar.gz").read_bytes() == (tmp_path / "b.tar.gz").read_bytes()
+    with tarfile.open(tmp_path / "a.tar.gz") as tar:
+        assert tar.getnames() == ["main.tex", "numbers.tex"]
+
+
+# --- the smoke run ---------------------------------------------------------------------------------
+
+def test_main_tex_types_no_measured_number(smoke_run):
+    values = numbers_tex_values(smoke_run / "results" / "paper" / "numbers.tex")
+    assert len(values) > 60
+    assert typed_numbers((ROOT / "paper" / "main.tex").read_text(), values) == []
+
+
+def test_the_pdf_holds_every_figure_and_the_claims(smoke_run):
+    pdf = smoke_run / "paper" / "build" / "main.pdf"
+    pages = int(re.search(r"^Pages:\s+(\d+)", subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True,
+                                                              check=True).stdout, flags=re.MULTILINE)[1])
+    assert 8 <= pages <= 30
+    read = paper.figures_read(smoke_run / "paper" / "build" / "latex" / "main.fls")
+    assert read == sorted(path.name for path in (smoke_run / "figures").glob("*.pdf"))
+    assert {f"{name}.pdf" for name in FIGURES} <= set(read)
+    text = pdf_text(pdf)
+    claims = json.loads((smoke_run / "results" / "claims.json").read_text())
+    for name, claim in claims.items():
+        assert re.search(rf"^\s*{name}\s.*\b{'PASS' if claim['passed'] else 'FAIL'}\b", text, flags=re.MULTILINE), name
+    assert "Built at the smoke scale" in text
+    assert (smoke_run / "results" / "logs" / "paper" / "latexmk.log").read_text().count("Output written on") >= 1
+
+
+def test_page_one_renders_to_a_png(smoke_run, tmp_path):
+    subprocess.run(["pdftoppm", "-png", "-r", "50", "-f", "1", "-l", "1", "-singlefile",
+                    str(smoke_run / "paper" / "build" / "main.pdf"), str(tmp_path / "page")], check=True)
+    data = (tmp_path / "page.png").read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert 300 < width < height  # a portrait page
+
+
+def test_a_changed_claim_rebuilds_only_the_paper_and_changes_its_text(smoke_run, tmp_path):
+    workdir = copy_run(smoke_run, tmp_path / "copy")
+    pdf = workdir / "paper" / "build" / "main.pdf"
+    claims_file = workdir / "results" / "claims.json"
+    claims = json.loads(claims_file.read_text())
+    before = pdf_text(pdf)
+    assert "0.424" not in before
+    claims["C1"]["measured"]["figure1_layer2_scores"][1][0] = 0.4242
+    staging = claims_file.with_suffix(".tmp")
+    staging.write_text(json.dumps(claims))
+    os.replace(staging, claims_file)
+    rebuilt = snakemake(workdir, "paper", *SMOKE)
+    assert planned_rules(rebuilt) == {"paper_inputs", "paper"}
+    after = pdf_text(pdf)
+    assert "0.424" in after and after != before
+    assert "Nothing to be done" in snakemake(workdir, *SMOKE, "--dry-run").stdout
+
+
+def test_without_latex_only_the_paper_fails_and_names_the_packages(smoke_run, tmp_path):
+    workdir = copy_run(smoke_run, tmp_path / "copy")
+    for stale in ("figures/fig2_simulation.pdf", "figures/fig2_simulation.png", "paper/build/main.pdf"):
+        (workdir / stale).unlink()
+    no_latex = tmp_path / "bin"
+    no_latex.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        for tool in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+            if tool not in ("latexmk", "pdflatex", "bibtex", "kpsewhich") and not (no_latex / tool).exists():
+                (no_latex / tool).symlink_to(os.path.join(folder, tool))
+    path = os.pathsep.join([os.path.dirname(sys.executable), str(no_latex)])
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--keep-going", *SMOKE], cwd=workdir,
+                          env={**os.environ, "PATH": path}, capture_output=True, text=True, timeout=900)
+    assert done.returncode != 0
+    assert (workdir / "figures" / "fig2_simulation.pdf").exists() and not (workdir / "paper" / "build" / "main.pdf").exists()
+    log = (workdir / "results" / "logs" / "paper" / "paper.log").read_text()
+    packages = [line for line in (ROOT / "envs" / "tex-packages.txt").read_text().splitlines() if line and line[0] != "#"]
+    assert log.startswith("Error: LaTeX is missing") and all(package in log for package in packages), log
+
+
+def test_the_arxiv_tarball_compiles_on_its_own(smoke_run, tmp_path):
+    snakemake(smoke_run, "paper_tarball", *SMOKE)
+    with tarfile.open(smoke_run / "paper" / "build" / "arxiv-source.tar.gz") as tar:
+        names = tar.getnames()
+        tar.extractall(tmp_path, filter="data")
+    assert {"main.tex", "references.bib", "main.bbl", "numbers.tex", "claims_table.tex"} <= set(names)
+    assert {f"{name}.pdf" for name in FIGURES} <= set(names) and all("/" not in name for name in names)
+    env = {key: value for key, value in os.environ.items() if key not in ("TEXINPUTS", "BIBINPUTS")}
+    subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"], cwd=tmp_path, env=env,
+                   capture_output=True, check=True)
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, check=True)
+    assert "undefined" not in done.stdout and (tmp_path / "main.pdf").stat().st_size > 100_000
