@@ -64,6 +64,8 @@ def test_editing_a_figure_script_reruns_only_that_figure(smoke_run, target, scri
     rebuilt = snakemake(smoke_run, target, "--configfile", "config/smoke.yaml")  # --configfile takes several values
     assert planned_rules(rebuilt) == {rule, target if not target.startswith("figures/") else rule}
     assert (smoke_run / upstream).stat().st_mtime_ns == before
+    # The PDF takes in the restyled figure, and nothing else reruns (this also leaves the run up to date).
+    assert planned_rules(snakemake(smoke_run, "paper", "--configfile", "config/smoke.yaml")) == {"paper"}
 
 
 def test_editing_a_library_module_reruns_only_the_rules_that_use_it(smoke_run):
