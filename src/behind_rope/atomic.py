@@ -59,8 +59,7 @@ def _finite_or_null(value):
 
 
 def write_json(path, data) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(_finite_or_null(data), indent=2, allow_nan=False) + "\n")
+    write_text(path, json.dumps(_finite_or_null(data), indent=2, allow_nan=False) + "\n")
 
 
 def write_text(path, text: str) -> None:

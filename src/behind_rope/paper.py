@@ -160,7 +160,7 @@ def scale_values(settings: dict, training: dict, data_stats: dict, commit: str) 
         "mc.samples": number(mc["samples"]), "mc.seq_len": str(mc["seq_len"]), "mc.dims": listing(mc["dims"]),
         "mc.alphas": listing(_alpha(a) for a in mc["alphas"]),
         **{f"alphas.{key}": text for key, text in figure_alphas.items()},
-        "data.corpus": tex_escape(settings["corpus"]), "data.tokenizer": tex_escape(settings["tokenizer"]),
+        "data.corpus": tex_escape(f"{settings['corpus_pin']['package']} {settings['corpus_pin']['version']}"), "data.tokenizer": tex_escape(settings["tokenizer"]),
         "data.train_tokens": number(data_stats["tokens"]["train"]), "data.valid_tokens": number(data_stats["tokens"]["valid"]),
         "data.train_documents": number(data_stats["documents"]["train"]),
         "data.valid_documents": number(data_stats["documents"]["valid"]),

@@ -220,7 +220,6 @@ def paper_settings():
     """The config values the paper quotes (numbers.tex), so a change to any of them rebuilds it."""
     variants = config["simulation"]["variants"]
     alphas = {key: [variants[name]["alpha"] for name in config["figures"][key]] for key in ("fig2", "alpha_sweep")}
-    corpus = config["data"]["corpus"]
     return json.dumps(
         {
             "scale_name": config["scale_name"],
@@ -229,8 +228,7 @@ def paper_settings():
             },
             "monte_carlo": config["theory"]["monte_carlo"],
             "figure_alphas": alphas,
-            "corpus": f"{CORPORA[corpus]['package']} {CORPORA[corpus]['version']}",
-            "corpus_pin": CORPORA[corpus],
+            "corpus_pin": CORPORA[config["data"]["corpus"]],
             "tokenizer": config["data"]["tokenizer"],
             "data_seq_len": config["data"]["seq_len"],
             "twin_model": config["training"]["model"],
