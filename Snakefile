@@ -2,7 +2,7 @@
 #
 #   snakemake --cores all                                  everything, at the scale of config/config.yaml
 #   snakemake --cores all --configfile config/paper.yaml   the paper's sizes
-#   snakemake fig2                                         one figure (targets: see `snakemake --list-target-rules`)
+#   snakemake fig2_simulation                              one figure (every figure: workflow/figures.yaml)
 #   snakemake paper                                        the PDF, paper/build/main.pdf (needs LaTeX: envs/setup_tex.sh)
 
 
@@ -17,7 +17,8 @@ include: "workflow/rules/theory.smk"
 include: "workflow/rules/simulation.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/training.smk"
-include: "workflow/rules/llm.smk"
+include: "workflow/rules/scores.smk"
+include: "workflow/rules/position.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/paper.smk"
@@ -27,9 +28,9 @@ rule all:
     default_target: True
     input:
         "results/claims.json",
-        FIGURES.values(),
+        [path for figure in FIGURES.values() for path in figure.files],
         "paper/build/main.pdf",
 
 
 onsuccess:
-    print_claims_summary("results/claims.json")
+    print_summary("results/claims.json")

@@ -1,7 +1,7 @@
 """The cost of the SLURM route: the smoke DAG run locally and through a local SLURM cluster, side by side.
 
     python benchmarks/slurm_overhead.py                  # print the table
-    python benchmarks/slurm_overhead.py --update-readme  # also refresh the README's SLURM table
+    python benchmarks/slurm_overhead.py --update-docs    # also refresh the SLURM table of docs/results.md
 
 Both runs start cold, on fresh copies of the workflow, in this order: local, then SLURM (the
 cluster of tests/cluster/slurm_up.sh, with the test profile: status checks from 2 s after a
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from cluster import local_cluster  # noqa: E402
 from conftest import copy_workflow  # noqa: E402
-from run_benchmarks import replace_block  # noqa: E402
+from results_doc import update  # noqa: E402
 
 SMOKE = ("--configfile", "config/smoke.yaml")
 
@@ -37,7 +37,7 @@ def run_local(workdir: Path) -> float:
 
 def run_on_slurm(workdir: Path, env: dict[str, str]) -> tuple[float, int]:
     started = time.perf_counter()
-    done = local_cluster.snakemake_on_slurm(workdir, env, *SMOKE)
+    done = local_cluster.snakemake_on_slurm(workdir, env, *SMOKE, str(ROOT / "tests" / "cluster" / "site.yaml"))
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-3000:])
     return time.perf_counter() - started, len(re.findall(r"submitted with SLURM jobid", done.stdout + done.stderr))
@@ -45,7 +45,7 @@ def run_on_slurm(workdir: Path, env: dict[str, str]) -> tuple[float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--update-readme", action="store_true")
+    parser.add_argument("--update-docs", action="store_true", help="rewrite the SLURM table of docs/results.md")
     args = parser.parse_args()
     env = local_cluster.environment()
     with tempfile.TemporaryDirectory() as scratch:
@@ -70,11 +70,8 @@ def main() -> None:
     ]
     table = "\n".join(["| measurement | value |", "|---|---|", *(f"| {name} | {value} |" for name, value in rows)])
     print(table)
-    if args.update_readme:
-        note = "\n_Measured by `python benchmarks/slurm_overhead.py --update-readme` on 2 cores._\n\n"
-        readme = ROOT / "README.md"
-        readme.write_text(replace_block(readme.read_text(), "<!-- slurm:start -->", "<!-- slurm:end -->",
-                                        note + table + "\n"))
+    if args.update_docs:
+        update("slurm", "_Measured by `python benchmarks/slurm_overhead.py --update-docs` on 2 cores._\n\n" + table)
 
 
 if __name__ == "__main__":

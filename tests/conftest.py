@@ -12,6 +12,13 @@ WORKFLOW_PARTS = ["Snakefile", "profiles", "workflow", "config", "envs", "src", 
 HEAVY_RESULTS = ("models", "raw")
 
 
+def smoke_config() -> dict:
+    """The validated config of the smoke scale: config/config.yaml with config/smoke.yaml over it."""
+    from behind_rope.config import load
+
+    return load("config/smoke.yaml")
+
+
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Run the Snakemake of this environment in ``workdir``; return the finished process."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}

@@ -12,75 +12,105 @@ import yaml
 
 from cluster import local_cluster
 from conftest import ROOT, copy_workflow, snakemake
+from test_workflow import FIGURES
 
-GPU_RULES = {"llm_scores", "llm_control_scores"}
+# Score runs of pretrained LLMs ask for a GPU (resources.llm.gpus); those of the twins do not.
+PRETRAINED = set(yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["pretrained"]) | set(
+    yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())["pretrained"])
+
+
+def job_kind(rule: str, wildcards: dict[str, str]) -> str:
+    """A rule's name, or `llm_scores` for a score run of a pretrained LLM or a variant of one (which ask for a GPU)."""
+    model = wildcards.get("model", "").split(".")[0]
+    return "llm_scores" if rule == "scores" and model in PRETRAINED else rule
+
+
+GPU_JOBS = {"llm_scores", "closed_system"}  # the jobs that run a pretrained LLM
 # Fields that measure the machine and the moment rather than the science: they differ between runs.
 TIMINGS = {"seconds", "tokens_per_second", "train_seconds", "peak_rss_mb"}
 
 
 def rule_groups() -> dict[str, str]:
-    """{rule: resource group} for every rule that runs something, read from the rule files."""
+    """{rule: resource group} for every rule that runs something, read from the rule files.
+
+    Rules made in a loop are keyed by their name pattern: `fetch_(\\w+)_package`, and `figure` for the
+    plotting rules (named after their figures).  The score rule's group is `score_group`, a function of
+    its wildcards: `llm` for pretrained LLMs, `twin_analysis` for twins.
+    """
     groups = {}
     for path in (ROOT / "workflow" / "rules").glob("*.smk"):
-        for block in re.split(r"(?m)^(?=rule |    rule:)", path.read_text()):
-            name = re.match(r"rule (\w+):", block)
-            if name and re.search(r"^    (shell|script):", block, flags=re.MULTILINE):
-                threads = re.search(r'threads: job_threads\("(\w+)"\)', block)
-                resources = re.search(r'\*\*job_resources\("(\w+)"\)', block)
+        for block in re.split(r"(?m)^(?=rule |for |    rule:)", path.read_text()):
+            name = re.match(r"rule (\w+):", block) or re.search(r"name:\n\s+(.+)\n", block)
+            if name and re.search(r"^ +(shell|script):", block, flags=re.MULTILINE):
+                threads = re.search(r'threads: job_threads\("?(\w+)"?\)', block)
+                resources = re.search(r'\*\*job_resources\("?(\w+)"?\)', block)
                 assert threads and resources and threads[1] == resources[1], f"rule {name[1]}: threads and resources"
-                groups[name[1]] = threads[1]
+                key = {'f"fetch_{_source}_package"': r"fetch_\w+_package", "_figure.name": "figure"}.get(name[1], name[1])
+                groups[key] = threads[1]
     return groups
 
 
-def planned_jobs(output: str) -> list[tuple[str, dict[str, str]]]:
-    """(rule, {threads, resource: value}) of each job a dry run with -p prints."""
+def group_of(groups: dict[str, str], rule: str, wildcards: dict[str, str]) -> str:
+    if rule in FIGURES:
+        return groups["figure"]
+    group = groups.get(rule) or next(g for pattern, g in groups.items() if re.fullmatch(pattern, rule))
+    if group == "score_group":
+        return "llm" if job_kind(rule, wildcards) == "llm_scores" else "twin_analysis"
+    return group
+
+
+def planned_jobs(output: str) -> list[tuple[str, dict[str, str], dict[str, str]]]:
+    """(rule, {threads, resource: value}, wildcards) of each job a dry run with -p prints."""
     jobs = []
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
         name = re.match(r"(?:local)?rule (\w+):", block)
         if name:
             threads = re.search(r"^    threads: (\d+)", block, flags=re.MULTILINE)
             resources = re.search(r"^    resources: (.*)$", block, flags=re.MULTILINE)
+            wildcards = re.search(r"^    wildcards: (.*)$", block, flags=re.MULTILINE)
             values = dict(item.split("=", 1) for item in resources[1].split(", ")) if resources else {}
-            jobs.append((name[1], {"threads": threads[1] if threads else "1", **values}))
+            named = dict(item.split("=", 1) for item in wildcards[1].split(", ")) if wildcards else {}
+            jobs.append((name[1], {"threads": threads[1] if threads else "1", **values}, named))
     return jobs
 
 
 def test_every_rule_declares_threads_memory_and_runtime_from_the_config(tmp_path):
     groups = rule_groups()
-    assert len(groups) >= 30 and set(groups.values()) == {
+    assert len(groups) >= 15 and set(groups.values()) - {"score_group"} == {
         "download", "data", "theory", "simulation", "training", "twin_analysis", "llm_cache", "llm", "metrics",
         "figures"}
     # Distinct values per group, so each job shows which entry of the config it took.
-    scaled = {group: {"threads": 2 + i % 3, "mem_mb": 1000 + 10 * i, "runtime": 100 + i}
-              for i, group in enumerate(sorted(set(groups.values())))}
+    names = ["download", "data", "theory", "simulation", "training", "twin_analysis", "llm_cache", "llm", "metrics",
+             "figures"]
+    scaled = {group: {"threads": 2 + i % 3, "mem_mb": 1000 + 10 * i, "runtime": 100 + i} for i, group in enumerate(names)}
     workdir = copy_workflow(tmp_path)
     (workdir / "scaled.yaml").write_text(yaml.safe_dump({"resources": scaled}))
     plan = snakemake(workdir, "--configfile", "config/smoke.yaml", "scaled.yaml", "--dry-run", "-p", "--cores", "64")
     jobs = planned_jobs(plan.stdout)
-    planned = {rule for rule, _ in jobs}
-    # Not in `all`: the npm download (only the brown corpus needs it) and the arXiv tarball.
-    assert planned - set(groups) == {"all"} and set(groups) - planned == {"fetch_npm_package", "paper_tarball"}
-    for rule, asked in jobs:
+    asked_groups = {group_of(groups, rule, wildcards) for rule, _, wildcards in jobs if rule != "all"}
+    assert asked_groups == set(names)  # every group is used, twin_analysis and llm both by the score rule
+    for rule, asked, wildcards in jobs:
         if rule != "all":
-            want = scaled[groups[rule]]
+            want = scaled[group_of(groups, rule, wildcards)]
             assert (int(asked["threads"]), int(asked["mem_mb"]), int(asked["runtime"])) == (
-                want["threads"], want["mem_mb"], want["runtime"]), rule
+                want["threads"], want["mem_mb"], want["runtime"]), (rule, wildcards)
 
 
-@pytest.mark.parametrize(("configs", "gpu_rules"), [
-    (["config/smoke.yaml"], GPU_RULES),
-    (["config/paper.yaml"], GPU_RULES | {"train"}),  # config/paper.yaml: resources.training.gpus = 1
+@pytest.mark.parametrize(("configs", "gpu_jobs"), [
+    (["config/smoke.yaml"], GPU_JOBS),
+    (["config/paper.yaml"], GPU_JOBS | {"train"}),  # config/paper.yaml: resources.training.gpus = 1
 ])
-def test_the_slurm_profile_sends_extraction_and_paper_scale_training_to_a_gpu(tmp_path, configs, gpu_rules):
+def test_the_slurm_profile_sends_extraction_and_paper_scale_training_to_a_gpu(tmp_path, configs, gpu_jobs):
     workdir = copy_workflow(tmp_path)
     plan = snakemake(workdir, "--workflow-profile", "workflow/profiles/slurm", "--configfile", *configs,
                      "--dry-run", "-p")
     assert "Using workflow specific profile workflow/profiles/slurm" in plan.stdout + plan.stderr
     jobs = planned_jobs(plan.stdout)
-    asking = {rule for rule, asked in jobs if int(asked.get("gpu", 0)) > 0}
-    assert asking == gpu_rules
-    assert {"simulate", "derivation", "claims", "llm_inputs"} <= {rule for rule, _ in jobs} - asking
-    assert all(asked["slurm_account"] == "your_account" for rule, asked in jobs if rule != "all")
+    asking = {job_kind(rule, wildcards) for rule, asked, wildcards in jobs if int(asked.get("gpu", 0)) > 0}
+    assert asking == gpu_jobs
+    kinds = {job_kind(rule, wildcards) for rule, _, wildcards in jobs}
+    assert {"simulate", "derivation", "claims", "llm_inputs", "scores"} <= kinds - asking  # "scores": the twins' runs
+    assert all(asked["slurm_account"] == "your_account" for rule, asked, _ in jobs if rule != "all")
 
 
 # The real cluster (tests/cluster/local_cluster.py): slurm_up.sh installs the Debian packages if
@@ -107,7 +137,8 @@ def slurm_jobs(env, output: str) -> list[dict[str, str]]:
     jobs = [dict(zip(fields, line.split("|"), strict=True)) for line in done.stdout.splitlines() if line]
     assert sorted(job["JobID"] for job in jobs) == sorted(ids)
     for job in jobs:
-        job["rule"] = re.match(r"rule_(\w+?)(?:_wildcards_.*)?$", job["Comment"])[1]
+        match = re.match(r"rule_(\w+?)(?:_wildcards_(.*))?$", job["Comment"])
+        job["rule"], job["wildcards"] = match[1], match[2] or ""
     return jobs
 
 
@@ -156,7 +187,8 @@ def test_the_smoke_dag_runs_through_slurm_and_matches_a_local_run(slurm_env, smo
     plan = snakemake(workdir, "--configfile", "config/smoke.yaml", "--dry-run")
     expected = Counter({rule: int(count) for rule, count in
                         re.findall(r"^(\w+)\s+(\d+)$", plan.stdout, flags=re.MULTILINE) if rule not in {"all", "total"}})
-    done = local_cluster.snakemake_on_slurm(workdir, slurm_env, "--configfile", "config/smoke.yaml")
+    site = str(ROOT / "tests" / "cluster" / "site.yaml")  # the GPU type of the local cluster
+    done = local_cluster.snakemake_on_slurm(workdir, slurm_env, "--configfile", "config/smoke.yaml", site)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-5000:]
     jobs = slurm_jobs(slurm_env, output)
@@ -164,7 +196,7 @@ def test_the_smoke_dag_runs_through_slurm_and_matches_a_local_run(slurm_env, smo
     assert Counter(job["rule"] for job in jobs) == expected
     assert {job["State"] for job in jobs} == {"COMPLETED"}
     for job in jobs:
-        on_gpu = job["rule"] in GPU_RULES
+        on_gpu = job["rule"] == "closed_system" or job["rule"] == "scores" and job["wildcards"].startswith(tuple(PRETRAINED))
         assert ("gres/gpu=1" in job["AllocTRES"]) == on_gpu, job
         assert job["Partition"] == ("gpu" if on_gpu else "cpu"), job
     assert_same_results(workdir, smoke_run)

@@ -1,9 +1,12 @@
 import copy
+from dataclasses import fields
 
 import pytest
 import yaml
 
+from behind_rope import config as configuration
 from behind_rope.config import ConfigError, validate
+from behind_rope.variants import Variant
 from conftest import ROOT, copy_workflow, snakemake
 
 
@@ -13,18 +16,30 @@ def load(name="config.yaml"):
 
 def merged(overlay_name):
     """What Snakemake builds for --configfile: the overlay merged recursively into the default."""
-    def merge(base, extra):
-        for key, value in extra.items():
-            base[key] = merge(base.get(key, {}), value) if isinstance(value, dict) else value
-        return base
-
-    return merge(load(), load(overlay_name))
+    return configuration.load(f"config/{overlay_name}")
 
 
 @pytest.mark.parametrize("name", ["config.yaml", "paper.yaml", "smoke.yaml"])
 def test_shipped_configs_are_valid(name):
-    config = validate(load() if name == "config.yaml" else merged(name))
-    assert config["simulation"]["variants"]["l2_alpha0.0"]["causal"] is True  # defaults filled
+    config = validate(load()) if name == "config.yaml" else merged(name)
+    variant = config["simulation"]["variants"]["l2_alpha0.0"]
+    assert variant["causal"] is True and variant["rope_theta"] == 10_000.0 and variant["window"] is None  # defaults filled
+
+
+def test_token_set_defaults_live_in_one_place():
+    from behind_rope.experiments import TokenSet
+
+    schema = configuration.load_schema()["properties"]["llm"]["properties"]["inputs"]["additionalProperties"]
+    assert set(schema["properties"]) == {field.name for field in fields(TokenSet)}
+    assert validate(copy.deepcopy(load()))["llm"]["inputs"]["random"]["sampling"] == TokenSet().sampling
+
+
+def test_variant_defaults_live_in_one_place():
+    """The schema lists exactly the fields of the Variant dataclass, whose defaults fill the config."""
+    schema = configuration.load_schema()["properties"]["simulation"]["properties"]["variants"]["additionalProperties"]
+    assert set(schema["properties"]) == {field.name for field in fields(Variant)}
+    config = validate(copy.deepcopy(load()))
+    assert config["simulation"]["variants"]["rope_causal_alpha0.5"] == {**Variant(alpha=0.5, rope=True).__dict__}
 
 
 def test_paper_config_uses_the_paper_sizes():
@@ -58,8 +73,26 @@ def test_unknown_variant_kind():
 
 
 def test_unknown_variant_name():
-    message = broken(lambda c: c["figures"].update(fig2=["l2_alpha0.0", "l2_alpha0.3"]))
-    assert "'figures.fig2' names the unknown variant 'l2_alpha0.3'" in message
+    message = broken(lambda c: c["claims"]["C2"].update(variants=["l2_alpha0.0", "l2_alpha0.3"]))
+    assert "'claims.C2.variants' names the unknown variant 'l2_alpha0.3'" in message
+
+
+def test_a_sliding_window_needs_the_causal_mask():
+    message = broken(lambda c: c["simulation"]["variants"]["l2_alpha0.0"].update(window=8, causal=False))
+    assert "'simulation.variants.l2_alpha0.0' has a window but no causal mask" in message
+    assert "'simulation.variants.l2_alpha0.0.window' is 0" in broken(
+        lambda c: c["simulation"]["variants"]["l2_alpha0.0"].update(window=0))
+
+
+def test_llm_token_sets_are_checked():
+    assert "'llm.inputs.random.iid_of' must name a text set" in broken(
+        lambda c: c["llm"]["inputs"]["random"].update(iid_of="nothing"))
+    assert "'llm.inputs.long' needs sequences and seq_len" in broken(
+        lambda c: c["llm"]["inputs"].update(long={"layers": 4}))
+    assert "'llm.inputs.random' is missing" in broken(lambda c: c["llm"]["inputs"].pop("random"))
+    assert "'claims.C5.layers' asks for layers beyond" in broken(lambda c: c["llm"]["inputs"]["random"].update(layers=2))
+    assert "which is also a twin" in broken(lambda c: c["pretrained"].update(nope=c["pretrained"]["smollm2"])
+                                            or c["llm"].update(models=["nope"]))
 
 
 def test_negative_batch_size():

@@ -62,14 +62,18 @@ def test_only_the_heavy_env_has_torch_and_transformers():
 
 def test_every_rule_names_one_of_the_envs():
     rules = "".join(path.read_text() for path in (ROOT / "workflow" / "rules").glob("*.smk"))
-    named = re.findall(r"^    conda:\n        (\w+)\n", rules, flags=re.MULTILINE)
-    assert named and set(named) == {"LIGHT_ENV", "HEAVY_ENV", "PAPER_ENV"}
+    named = re.findall(r"^( +)conda:\n\1    (\w+)\n", rules, flags=re.MULTILINE)  # rules made in loops are indented
+    assert named and {env for _, env in named} == {"LIGHT_ENV", "HEAVY_ENV", "PAPER_ENV"}
     assert rules.count("    shell:") + rules.count("    script:") == len(named)
 
 
 # The Python modules and figure scripts that the light jobs import.
 LIGHT_IMPORTS = ["behind_rope.__main__", "behind_rope.theory", "behind_rope.metrics", "behind_rope.claims",
-                 "behind_rope.plotting", "behind_rope.fetch", "behind_rope.atomic", "behind_rope.paper"]
+                 "behind_rope.plotting", "behind_rope.fetch", "behind_rope.atomic", "behind_rope.paper",
+                 "behind_rope.latex", "behind_rope.figures", "behind_rope.experiments", "behind_rope.config",
+                 "behind_rope.codedigest", "behind_rope.variants", "behind_rope.decompose", "behind_rope.llm_claims",
+                 "behind_rope.paper_llm", "behind_rope.paper_format", "behind_rope.position",
+                 "behind_rope.position_claims", "behind_rope.paper_position"]
 BLOCK_HEAVY = ("import sys\n"
                "class Block:\n"
                "    def find_spec(self, name, path=None, target=None):\n"

@@ -12,6 +12,7 @@ from behind_rope.llm import (
     auto_batch_size,
     bos_prefix,
     check_architecture,
+    encode_documents,
     load_model,
     random_sequences,
     text_sequences,
@@ -194,13 +195,31 @@ class WordTokenizer:
 def test_text_sequences_are_pieces_of_single_documents_with_the_models_own_prefix(bos):
     tokenizer = WordTokenizer(bos)
     documents = {"a": " ".join(["x" * (i % 5 + 1) for i in range(40)]), "b": "yy " * 30}
-    rows = text_sequences(documents, tokenizer, seq_len=8, count=6, seed=0)
-    assert rows.shape == (6, 8)
-    assert bos_prefix(tokenizer) == ([1] if bos else [])
+    encoded, prefix = encode_documents(documents, tokenizer), bos_prefix(tokenizer)
+    rows, sampling = text_sequences(encoded, prefix, seq_len=8, count=6, seed=0)
+    assert rows.shape == (6, 8) and sampling == "windows"
+    assert prefix == ([1] if bos else [])
     assert (rows[:, 0] == 1).all() == bos
-    assert np.array_equal(rows, text_sequences(documents, tokenizer, seq_len=8, count=6, seed=0))
+    assert np.array_equal(rows, text_sequences(encoded, prefix, seq_len=8, count=6, seed=0)[0])
     with pytest.raises(ValueError, match="fewer than"):
-        text_sequences(documents, tokenizer, seq_len=8, count=100, seed=0)
+        text_sequences(encoded, prefix, seq_len=8, count=100, seed=0)
+
+
+@pytest.mark.parametrize("bos", [True, False])
+def test_the_authors_sequences_are_the_first_tokens_of_each_document(bos):
+    tokenizer = WordTokenizer(bos)
+    documents = {f"d{k}": " ".join(["x" * (k % 4 + 1)] * (17 + k)) for k in range(6)}
+    documents["short"] = "a b"
+    encoded, prefix = encode_documents(documents, tokenizer), bos_prefix(tokenizer)
+    rows, sampling = text_sequences(encoded, prefix, seq_len=8, count=4, seed=0, sampling="documents")
+    starts = {tuple(tokenizer(text).input_ids[:8]) for text in documents.values()}  # tok.encode(text)[:8]
+    assert sampling == "documents" and rows.shape == (4, 8) and {tuple(row) for row in rows} <= starts
+    assert len({tuple(row) for row in rows}) == 4  # four different documents
+    # auto takes the documents when there are enough long ones (6 here), else windows
+    assert text_sequences(encoded, prefix, seq_len=8, count=6, seed=0, sampling="auto")[1] == "documents"
+    assert text_sequences(encoded, prefix, seq_len=8, count=7, seed=0, sampling="auto")[1] == "windows"
+    with pytest.raises(ValueError, match="only 6 documents of 8 tokens or more"):
+        text_sequences(encoded, prefix, seq_len=8, count=7, seed=0, sampling="documents")
 
 
 def test_random_sequences_draw_iid_from_the_text_tokens_without_bos():

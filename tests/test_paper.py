@@ -9,7 +9,7 @@ import tarfile
 
 import pytest
 
-from behind_rope import paper
+from behind_rope import latex, paper
 from conftest import ROOT, copy_run, snakemake
 from test_workflow import FIGURES, planned_rules
 
@@ -56,10 +56,10 @@ def test_numbers_are_written_as_latex():
 def test_the_latex_check_names_the_debian_packages(tmp_path, monkeypatch):
     main = tmp_path / "main.tex"
     main.write_text("\\usepackage{booktabs,no-such-package}\n\\bibliographystyle{plainnat}\n")
-    assert paper.required_tex_files(main.read_text()) == ["booktabs.sty", "no-such-package.sty", "plainnat.bst"]
+    assert latex.required_tex_files(main.read_text()) == ["booktabs.sty", "no-such-package.sty", "plainnat.bst"]
     monkeypatch.setenv("PATH", str(tmp_path))  # no latexmk, no pdflatex
-    with pytest.raises(paper.LatexMissing, match="latexmk, pdflatex, bibtex, kpsewhich not found.*texlive-latex-base"):
-        paper.check_latex(main, ["latexmk", "texlive-latex-base"])
+    with pytest.raises(latex.LatexMissing, match="latexmk, pdflatex, bibtex, kpsewhich not found.*texlive-latex-base"):
+        latex.check_latex(main, ["latexmk", "texlive-latex-base"])
 
 
 def test_the_typed_number_check_can_fail():
@@ -74,8 +74,8 @@ def test_the_tarball_is_reproducible(tmp_path):
     (tmp_path / "main.tex").write_text("x")
     (tmp_path / "numbers.tex").write_text("y")
     files = [tmp_path / "numbers.tex", tmp_path / "main.tex"]
-    paper.write_tarball(tmp_path / "a.tar.gz", files)
-    paper.write_tarball(tmp_path / "b.tar.gz", files[::-1])
+    latex.write_tarball(tmp_path / "a.tar.gz", files)
+    latex.write_tarball(tmp_path / "b.tar.gz", files[::-1])
     assert (tmp_path / "a.tar.gz").read_bytes() == (tmp_path / "b.tar.gz").read_bytes()
     with tarfile.open(tmp_path / "a.tar.gz") as tar:
         assert tar.getnames() == ["main.tex", "numbers.tex"]
@@ -94,7 +94,7 @@ def test_the_pdf_holds_every_figure_and_the_claims(smoke_run):
     pages = int(re.search(r"^Pages:\s+(\d+)", subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True,
                                                               check=True).stdout, flags=re.MULTILINE)[1])
     assert 8 <= pages <= 30
-    read = paper.figures_read(smoke_run / "paper" / "build" / "latex" / "main.fls")
+    read = latex.figures_read(smoke_run / "paper" / "build" / "latex" / "main.fls")
     assert read == sorted(path.name for path in (smoke_run / "figures").glob("*.pdf"))
     assert {f"{name}.pdf" for name in FIGURES} <= set(read)
     text = pdf_text(pdf)

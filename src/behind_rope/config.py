@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
-VARIANT_DEFAULTS = {"norm": "l2", "causal": True, "rope": False, "score_scale": "one"}
+from behind_rope.experiments import SIMULATION, ModelVariant, TokenSet
+from behind_rope.variants import Variant
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def load_yaml(text: str):
+    """YAML, with libyaml's C parser when it is there (every Snakefile parse reads several files)."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 class ConfigError(ValueError):
@@ -16,7 +25,7 @@ class ConfigError(ValueError):
 
 
 def load_schema(path: Path = SCHEMA_PATH) -> dict:
-    return yaml.safe_load(Path(path).read_text())
+    return load_yaml(Path(path).read_text())
 
 
 def _key(path) -> str:
@@ -42,8 +51,23 @@ def _message(error: jsonschema.ValidationError, schema: dict) -> str:
     return f"Config error: '{key}' is {error.instance!r}, but it must be {_allowed(error, schema)}."
 
 
+def merge(base: dict, overlay: dict) -> dict:
+    """``overlay`` laid over ``base`` key by key, as Snakemake does with every --configfile."""
+    for key, value in overlay.items():
+        base[key] = merge(base.get(key, {}), value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+    return base
+
+
+def load(*overlays: str | Path, root: Path = ROOT) -> dict:
+    """The validated config: ``config/config.yaml`` with each overlay (a path relative to ``root``) merged in."""
+    config = load_yaml((root / "config" / "config.yaml").read_text())
+    for overlay in overlays:
+        config = merge(config, load_yaml((root / overlay).read_text()))
+    return validate(config)
+
+
 def validate(config: dict, schema: dict | None = None) -> dict:
-    """Check ``config`` against the schema and cross-references; fill variant defaults.
+    """Check ``config`` against the schema and cross-references; fill variant defaults from :class:`Variant`.
 
     Raises ConfigError with one sentence for the first problem found.
     """
@@ -55,13 +79,18 @@ def validate(config: dict, schema: dict | None = None) -> dict:
         raise ConfigError(_message(deepest, schema))
     variants = config["simulation"]["variants"]
     for name, spec in variants.items():
-        for key, value in VARIANT_DEFAULTS.items():
-            spec.setdefault(key, value)
+        spec.update(asdict(Variant(**spec)))
         if spec["norm"] == "layernorm" and spec["rope"]:
             raise ConfigError(f"Config error: 'simulation.variants.{name}' combines layernorm with rope, which no figure uses; pick one.")
+        if spec["window"] is not None and not spec["causal"]:
+            raise ConfigError(f"Config error: 'simulation.variants.{name}' has a window but no causal mask; a sliding "
+                              "window is a causal mask, so set causal: true.")
     references = [(f"claims.{claim}.{role}", config["claims"][claim][role]) for claim in ("C2", "C4") for role in ("variants", "controls")]
     references.append(("claims.C3.simulation_variants", config["claims"]["C3"]["simulation_variants"]))
-    references += [(f"figures.{figure}", names) for figure, names in config["figures"].items()]
+    references += [(f"claims.C6.{role}", config["claims"]["C6"][role]) for role in ("simulation_variants", "simulation_controls")]
+    c8 = config["claims"]["C8"]
+    references += [("claims.C8.simulation_ntk", c8["simulation_ntk"]),
+                   ("claims.C8", [c8["simulation_reference"], c8["simulation_window"]])]
     for key, names in references:
         for name in names:
             if name not in variants:
@@ -92,13 +121,28 @@ def _check_data_references(config: dict) -> None:
         if model not in config["pretrained"]:
             raise ConfigError(f"Config error: 'llm.models' names {model!r}, which is not under pretrained "
                               f"({', '.join(config['pretrained'])}).")
+        if model in twins or model == SIMULATION:
+            raise ConfigError(f"Config error: 'llm.models' names {model!r}, which is also a twin or the simulations; "
+                              "score files are named by model, so give it another name.")
+    for spec in llm["inputs"].values():
+        spec.update(asdict(TokenSet(**spec)))
+    _check_llm_inputs(llm["inputs"])
+    for name, spec in llm.setdefault("variants", {}).items():
+        spec.update(asdict(ModelVariant(**spec)))
+        unknown = [model for model in spec["models"] or [] if model not in llm["models"]]
+        if unknown:
+            raise ConfigError(f"Config error: 'llm.variants.{name}.models' names {unknown[0]!r}, which is not in "
+                              f"llm.models ({', '.join(llm['models'])}).")
+    _check_position_claims(config)
     c5_layers = config["claims"]["C5"]["layers"]
     if c5_layers[0] != 1 or c5_layers != sorted(set(c5_layers)):
         raise ConfigError("Config error: 'claims.C5.layers' must start at layer 1 and increase, e.g. [1, 2, 3, 4].")
     if config["claims"]["C5"]["min_layers"] > len(c5_layers) - 1:
         raise ConfigError("Config error: 'claims.C5.min_layers' is more than the layers after layer 1 in 'claims.C5.layers'.")
-    if max(c5_layers) > llm["control_layers"] or (llm["layers"] != "all" and max(c5_layers) > llm["layers"]):
-        raise ConfigError("Config error: 'claims.C5.layers' asks for layers beyond 'llm.layers' or 'llm.control_layers'.")
+    if any(llm["inputs"][name]["layers"] != "all" and max(c5_layers) > llm["inputs"][name]["layers"]
+           for name in ("text", "random", "fig5")):
+        raise ConfigError("Config error: 'claims.C5.layers' asks for layers beyond what 'llm.inputs.text', "
+                          "'llm.inputs.random' or 'llm.inputs.fig5' records (their 'layers').")
     c3 = config["claims"]["C3"]
     for role, positional in (("twin", "nope"), ("untrained", "nope"), ("rope_twin", "rope")):
         twin = twins.get(c3[role])
@@ -112,3 +156,29 @@ def _check_data_references(config: dict) -> None:
         raise ConfigError(f"Config error: 'claims.C3' asks for layers beyond the twins' {layers} (training.model.layers).")
     if config["twin_analysis"]["seq_len"] > data["seq_len"]:
         raise ConfigError("Config error: 'twin_analysis.seq_len' must be at most 'data.seq_len'.")
+
+
+def _check_llm_inputs(sets: dict) -> None:
+    """A text set has a size; an i.i.d. set draws from a text set and takes its size."""
+    for name, spec in sets.items():
+        source = spec.get("iid_of")
+        if source is None and None in (spec["sequences"], spec["seq_len"]):
+            raise ConfigError(f"Config error: 'llm.inputs.{name}' needs sequences and seq_len (or iid_of, for i.i.d. tokens).")
+        if source is not None and (source not in sets or sets[source]["iid_of"] or (spec["sequences"], spec["seq_len"]) != (None, None)):
+            raise ConfigError(f"Config error: 'llm.inputs.{name}.iid_of' must name a text set of llm.inputs and take "
+                              "its size from it (no sequences or seq_len of its own).")
+
+
+def _check_position_claims(config: dict) -> None:
+    """Claims C6-C8 name token sets, model variants and a model with sliding-window layers."""
+    llm, c7, c8 = config["llm"], config["claims"]["C7"], config["claims"]["C8"]
+    if c7["inputs"] not in llm["inputs"]:
+        raise ConfigError(f"Config error: 'claims.C7.inputs' is {c7['inputs']!r}, which is not a token set of llm.inputs.")
+    for key, names in (("claims.C7", [c7["replacement"], *c7["controls"], *c7["recorded"]]),
+                       ("claims.C8.ntk_variants", c8["ntk_variants"])):
+        for name in names:
+            if name not in llm["variants"]:
+                raise ConfigError(f"Config error: '{key}' names {name!r}, which is not a variant of llm.variants "
+                                  f"({', '.join(llm['variants']) or 'none'}).")
+    if c8["sliding_model"] not in config["pretrained"]:
+        raise ConfigError(f"Config error: 'claims.C8.sliding_model' is {c8['sliding_model']!r}, which is not under pretrained.")

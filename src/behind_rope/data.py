@@ -14,6 +14,7 @@ from fnmatch import fnmatch
 
 import numpy as np
 
+from behind_rope import atomic
 from behind_rope.fetch import FetchError, open_wheel
 
 BRACKETED_NOTE = re.compile(r"\[[^\[\]]*\]")
@@ -98,3 +99,21 @@ def prepare(documents: dict[str, str], encode: Callable[[str], list[int]], separ
         "valid_documents": valid_names,
     }
     return {**splits, "stats": stats}
+
+
+def prepare_corpus(archive, tokenizer_dir, output_dir, format: str, seq_len: int, valid_fraction: float, seed: int) -> dict:
+    """Read, clean, split and tokenize a corpus; write ``train.npy``, ``valid.npy`` and ``stats.json``."""
+    from transformers import AutoTokenizer
+
+    documents = read_documents(archive, format)
+    tok = AutoTokenizer.from_pretrained(tokenizer_dir)
+
+    def encode(text):
+        return tok.backend_tokenizer.encode(text, add_special_tokens=False).ids
+
+    prepared = prepare(documents, encode, tok.eos_token_id, seq_len, valid_fraction, seed)
+    for split in ("train", "valid"):
+        atomic.write_npy(output_dir / f"{split}.npy", prepared[split])
+    stats = {**prepared["stats"], "separator_id": tok.eos_token_id, "tokenizer_size": len(tok)}
+    atomic.write_json(output_dir / "stats.json", stats)
+    return prepared["stats"]

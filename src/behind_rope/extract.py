@@ -151,17 +151,46 @@ def pick_device(requested: str = "auto") -> tuple[torch.device, torch.dtype]:
     return device, torch.bfloat16 if device.type == "cuda" else torch.float32
 
 
+def embedding_replacement(model, position: int, replacement: str, token_id: int | None = None):
+    """A function from token ids to input embeddings with the embedding at ``position`` replaced, before the
+    forward pass: by the mean embedding of the vocabulary, by the embedding of ``token_id``, or by
+    itself (``identity``, a control that must change nothing)."""
+    embed = model.get_input_embeddings()  # Gemma's scales its output: its replacement is scaled the same way
+    device = embed.weight.device
+    if replacement == "mean":
+        ids = torch.arange(embed.weight.shape[0], device=device)
+        vector = sum(embed(chunk).double().sum(0) for chunk in ids.split(16384)) / len(ids)
+    elif replacement == "token":
+        vector = embed(torch.tensor([token_id], device=device))[0]
+    elif replacement != "identity":
+        raise ValueError(f"unknown embedding replacement {replacement!r}; use mean, token or identity")
+
+    def inputs_embeds(batch: torch.Tensor) -> torch.Tensor:
+        embeds = embed(batch)
+        if replacement != "identity":
+            embeds[:, position] = vector.to(embeds.dtype)
+        return embeds
+
+    return inputs_embeds
+
+
 @torch.no_grad()
 def record_scores(model, batches: Iterable[torch.Tensor], layers: Iterable[int], causal: bool = True,
-                  keep_raw: bool = False, progress=None) -> ScoreRecorder:
-    """Run ``model`` over token batches and return the recorder holding the scores of ``layers`` (0-based)."""
+                  keep_raw: bool = False, progress=None, inputs_embeds=None) -> ScoreRecorder:
+    """Run ``model`` over token batches and return the recorder holding the scores of ``layers`` (0-based).
+
+    ``inputs_embeds``, a function of a token batch, feeds the model embeddings instead of tokens (an
+    intervention on the input, e.g. :func:`embedding_replacement`).
+    """
     model.set_attn_implementation(SCORES if causal else SCORES_NONCAUSAL)
     device = next(model.parameters()).device
     recorder = ScoreRecorder(layers, keep_raw=keep_raw)
     with recording(recorder):
         for batch in batches:
+            batch = batch.to(device)
+            inputs = {"input_ids": batch} if inputs_embeds is None else {"inputs_embeds": inputs_embeds(batch)}
             try:
-                model.base_model(input_ids=batch.to(device), use_cache=False)
+                model.base_model(**inputs, use_cache=False)
             except _StopForward:
                 pass
             recorder.first_sequence += len(batch)
@@ -169,3 +198,91 @@ def record_scores(model, batches: Iterable[torch.Tensor], layers: Iterable[int],
             if progress is not None:
                 progress.update(len(batch))
     return recorder
+
+
+def score_run(settings: dict, tokens_path) -> tuple[dict[str, np.ndarray], dict]:
+    """One score run (experiments.score_settings): load the model, record its layers on the tokens.
+
+    Returns the recorder's arrays and the metadata every score file carries: the model and what pins
+    it, the inputs, the mask, the sizes, the device and dtype, the layer types and the throughput.
+    """
+    import json
+    import time
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    change = settings.get("intervention") or {}  # a model variant's change at inference (none for a twin)
+    if settings["kind"] == "twin":
+        from behind_rope.models import load_twin
+
+        device, dtype = torch.device("cpu"), torch.float32
+        model = load_twin(settings["source"]["twin"])
+    else:
+        from behind_rope.llm import load_model
+
+        device, dtype = pick_device(settings["device"])
+        model = load_model(settings["source"], settings["model"], device, dtype, change.get("ntk_factor") or 1.0)
+    tokens = torch.from_numpy(np.load(tokens_path))
+    inputs_embeds = None
+    if change.get("replace_embedding"):
+        from behind_rope.llm import load_tokenizer
+
+        replace = change["replace_embedding"]
+        token_id = load_tokenizer(settings["source"])(" the", add_special_tokens=False).input_ids[-1]
+        inputs_embeds = embedding_replacement(model, replace["position"], replace["with"], token_id)
+    config = model.config.get_text_config()
+    total = config.num_hidden_layers
+    layers = range(total if settings["layers"] == "all" else min(int(settings["layers"]), total))
+    batch_size = settings["batch_size"]
+    if batch_size == "auto":
+        from behind_rope.llm import auto_batch_size
+
+        batch_size = auto_batch_size(model, tokens.shape[1], device)
+    started = time.perf_counter()
+    with tqdm(total=len(tokens), desc=f"{settings['model']} ({device.type}, batch {batch_size})", unit="seq",
+              mininterval=2.0) as bar:
+        recorder = record_scores(model, tokens.split(int(batch_size)), layers, causal=settings["causal"], progress=bar,
+                                 inputs_embeds=inputs_embeds)
+    seconds = time.perf_counter() - started
+    metadata = {
+        "model": settings["model"], "kind": settings["kind"], "inputs": settings["inputs"], "causal": settings["causal"],
+        "sequences": len(tokens), "seq_len": tokens.shape[1], "tokens": int(tokens.numel()),
+        "dtype": str(dtype).removeprefix("torch."), "device": device.type, "batch_size": batch_size,
+        "layers_total": total, "seconds": seconds, "tokens_per_second": tokens.numel() / seconds,
+    }
+    token_set = Path(tokens_path).with_suffix(".json")  # how the tokens were drawn (llm-inputs writes it)
+    if token_set.is_file():
+        metadata["token_set"] = json.loads(token_set.read_text())
+    if settings["kind"] == "llm":  # pretrained models may mix full and sliding-window attention
+        layer_types = getattr(config, "layer_types", None) or ["full_attention"] * total
+        metadata |= {"architecture": config.model_type, "provenance": settings["provenance"],
+                     "intervention": settings.get("intervention"),
+                     "layer_types": [layer_types[i] for i in layers],
+                     "sliding_window": getattr(config, "sliding_window", None)}
+    return recorder.result(), metadata
+
+
+@torch.no_grad()
+def position0_states(model, input_ids: torch.Tensor) -> np.ndarray:
+    """The hidden state at position 0 after the embedding and after every layer: (layers + 1, sequences, hidden)."""
+    device = next(model.parameters()).device
+    states = model.base_model(input_ids=input_ids.to(device), output_hidden_states=True, use_cache=False).hidden_states
+    return torch.stack([state[:, 0].float() for state in states]).cpu().numpy()
+
+
+def closed_system_check(settings: dict, tokens_path) -> dict:
+    """Position 0 as a closed system: its hidden states across sequences that share their first token, and
+    across the same sequences with different first tokens (each row's second token moved to the front)."""
+    from behind_rope.llm import load_model, load_tokenizer
+    from behind_rope.position import closed_system_gaps
+
+    device, dtype = pick_device(settings["device"])
+    model = load_model(settings["source"], settings["model"], device, dtype)
+    tokens = torch.from_numpy(np.load(tokens_path))[: settings["sequences"], : settings["seq_len"]]
+    different = tokens.clone()
+    different[:, 0] = tokens[:, 1]
+    gaps = closed_system_gaps(position0_states(model, tokens), position0_states(model, different))
+    first = load_tokenizer(settings["source"]).convert_ids_to_tokens(int(tokens[0, 0]))
+    return {"model": settings["model"], "first_token": first, "sequences": len(tokens), "seq_len": tokens.shape[1],
+            "distinct_first_tokens_in_control": len(set(different[:, 0].tolist())), **gaps}

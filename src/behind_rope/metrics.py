@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 BLOCK_GRID = 32  # blocks per side for block_reliability: 32 x 32 tokens at S = 1,024
+DRAWN_GRID = 256  # pixels per side of a score panel in the figures: 4 x 4 block means at S = 1,024
 
 
 def _offsets(seq_len: int) -> np.ndarray:
@@ -152,3 +153,76 @@ def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray) -> d
         "locality": locality(mean),
         "key_slope": key_slope(mean),
     }
+
+
+def drawn_reliability(half_a: np.ndarray, half_b: np.ndarray, grid: int = DRAWN_GRID) -> float:
+    """Split-half reliability of exactly what a score panel draws: the diagonal-normalised matrix as
+    block means on a ``grid`` x ``grid`` grid, every cell that has a finite value (diagonal included)."""
+    a, b = (block_mean(diagonal_normalise(half), grid) for half in (half_a, half_b))
+    keep = np.isfinite(a) & np.isfinite(b)
+    return float(np.corrcoef(a[keep], b[keep])[0, 1])
+
+
+def residual_reliability(residual_a: np.ndarray, residual_b: np.ndarray, grid: int = BLOCK_GRID) -> float:
+    """Split-half reliability of the softmax-visible residual with the first key left out (block means):
+    a systematic non-relative part that the first key plays no part in (claim C6)."""
+    a, b = (block_mean(np.where(np.arange(r.shape[-1]) > 0, r, np.nan), grid) for r in (residual_a, residual_b))
+    keep = strictly_lower(a.shape[-1]) & np.isfinite(a) & np.isfinite(b)
+    return float(np.corrcoef(a[keep], b[keep])[0, 1]) if keep.sum() > 2 else float("nan")
+
+
+def decomposition_metrics(stack: np.ndarray) -> list[dict]:
+    """Per layer of a (layers, 3, S, S) stack of (mean, half A, half B): what the softmax can see of the
+    non-relative part, the sink apart (behind_rope.decompose, key 0 left out of the fit).
+
+    - the variance shares of the relative part, the query offset (invisible to the softmax), the
+      softmax-visible residual, and the paper's non-relative share (offset and residual together);
+    - the sink: key 0's residual for late queries; the share of the residual that key profiles explain;
+    - the start deficit with the sink excluded (keys 1..S/10 against mid-context keys, late queries),
+      the paper's way (on the diagonal-normalised scores) and on the softmax-visible residual, for the
+      mean and each half;
+    - the split-half reliability of the residual with the first key left out, and the first-key and
+      mask components with the residual-stream share at early and late queries (behind_rope.position).
+    """
+    from behind_rope import decompose, position
+
+    parts = decompose.decompose(stack)
+    seq_len = stack.shape[-1]
+    early = position.components(parts.residual[:, 0], position.early_queries(seq_len))
+    late = position.components(parts.residual[:, 0], position.late_queries(seq_len))
+    visible = [residual_reliability(parts.residual[k, 1], parts.residual[k, 2]) for k in range(len(stack))]
+    mean_residual = parts.residual[:, 0]
+    shares = decompose.variance_shares(stack[:, 0], parts=decompose.Decomposition(
+        parts.query_offset[:, 0], parts.relative[:, 0], mean_residual, parts.fitted[:, 0]))
+    paper_deficit = decompose.start_deficit(diagonal_normalise(stack))
+    visible_deficit = decompose.start_deficit(parts.residual)
+    sink, profile_share = decompose.sink(mean_residual), decompose.key_profile_share(mean_residual)
+    return [{"relative_share": float(shares["relative"][k]), "query_offset_share": float(shares["query_offset"][k]),
+             "visible_share": float(shares["visible_nonrelative"][k]),
+             "paper_nonrelative_share": float(shares["paper_nonrelative"][k]),
+             "key_profile_share": float(profile_share[k]), "sink": float(sink[k]),
+             "start_deficit_paper": float(paper_deficit[k, 0]), "start_deficit_paper_halves": paper_deficit[k, 1:].tolist(),
+             "start_deficit_visible": float(visible_deficit[k, 0]),
+             "start_deficit_visible_halves": visible_deficit[k, 1:].tolist(), "visible_reliability": visible[k],
+             **{f"{name}_early": float(value[k]) for name, value in early.items()},
+             **{f"{name}_late": float(value[k]) for name, value in late.items()}}
+            for k in range(len(stack))]
+
+
+def score_file_metrics(data: dict[str, np.ndarray]) -> dict:
+    """Metrics of every layer of a score file (``mean_scores``, ``half_a``, ``half_b`` and ``metadata``).
+
+    Files of pretrained models record each layer's attention type (full or sliding window); it is
+    copied next to that layer's metrics.
+    """
+    import json
+
+    metadata = json.loads(str(data["metadata"]))
+    stack = np.stack([data["mean_scores"], data["half_a"], data["half_b"]], axis=1)
+    decomposed = decomposition_metrics(stack)
+    layers = [{"layer": k + 1, **layer_metrics(data["mean_scores"][k], data["half_a"][k], data["half_b"][k]),
+               "drawn_reliability": drawn_reliability(data["half_a"][k], data["half_b"][k]), **decomposed[k]}
+              for k in range(data["mean_scores"].shape[0])]
+    for layer, layer_type in zip(layers, metadata.get("layer_types", ()), strict=False):
+        layer["layer_type"] = layer_type
+    return {"metadata": metadata, "layers": layers}

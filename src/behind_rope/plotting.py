@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from behind_rope.atomic import atomic_path, read_npz  # noqa: E402
-from behind_rope.metrics import block_mean  # noqa: E402
+from behind_rope.metrics import DRAWN_GRID, block_mean  # noqa: E402
 
 CMAP = sns.color_palette("rocket", as_cmap=True)
 CMAP.set_bad("white")  # masked (NaN) entries stay blank
@@ -58,7 +58,7 @@ def layer_grid(rows: list[tuple[str, np.ndarray, tuple | list]], layer_label=lam
     return fig
 
 
-def panel_grid(panels: list[tuple[str, np.ndarray, tuple]], columns: int, max_pixels: int = 256):
+def panel_grid(panels: list[tuple[str, np.ndarray, tuple]], columns: int, max_pixels: int = DRAWN_GRID):
     """Panels (title, S x S matrix, (vmin, vmax)) wrapped into rows of ``columns``."""
     rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, 2.8 * rows), squeeze=False)
@@ -80,13 +80,55 @@ def below_diagonal(matrix: np.ndarray) -> np.ndarray:
     return matrix[np.tri(matrix.shape[-1], k=-1, dtype=bool)]
 
 
+def style_panel(ax, title: str, xlabel: str, ylabel: str = "", legend: bool = True) -> None:
+    """A panel's title, axis labels and legend, in the sizes every figure uses."""
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+    if legend:
+        ax.legend(fontsize=6)
+
+
+def value(number, transform=float) -> float:
+    """A value read from JSON, where NaN was written as null (masked or undefined), ready to plot."""
+    return float("nan") if number is None else transform(number)
+
+
+def metadata(data) -> dict:
+    """The metadata every score file carries (for a simulation: its variant, size and seed)."""
+    return json.loads(str(data["metadata"]))
+
+
 def alpha_rows(paths, limits=(0.0, 1.0)):
     """Grid rows for simulation files that differ only in alpha: ("α = ...", mean scores, limits)."""
     rows = []
     for path in paths:
         data = read_npz(path)
-        rows.append((f"α = {json.loads(str(data['variant']))['alpha']}", data["mean_scores"], limits))
+        rows.append((f"α = {metadata(data)['variant']['alpha']}", data["mean_scores"], limits))
     return rows
+
+
+def standalone(name: str):
+    """What Snakemake passes the script of figure ``name``, for running it by hand or as a notebook.
+
+    Run from the project root, the script reads the files in results/ that the figure table names at
+    the default scale, or at the configs in ``$BEHIND_ROPE_CONFIGFILE`` (e.g. config/smoke.yaml).  A
+    script that draws several figures draws the one named on its command line, if any
+    (``python workflow/scripts/fig2_simulation.py figS_alpha_sweep``).
+    """
+    import os
+    import sys
+    from types import SimpleNamespace
+
+    from behind_rope import config, figures
+
+    overlays = os.environ.get("BEHIND_ROPE_CONFIGFILE", "").split()
+    table = figures.load(config.load(*overlays, root=Path.cwd()))[1]
+    named = [arg for arg in sys.argv[1:] if arg in table]  # a notebook kernel's own arguments name no figure
+    figure = table[named[0] if named else name]
+    return SimpleNamespace(input=list(figure.inputs), output=figure.files, params=SimpleNamespace(**figure.params),
+                           log=[], rule=name)
 
 
 def save(fig, outputs, log=()) -> None:

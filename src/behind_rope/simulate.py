@@ -3,40 +3,24 @@
 Each layer is ``X <- Softmax(mask(scale * q kᵀ)) Y + X`` with ``Y = norm(X)`` and ``q = k = Y``
 (rotated by RoPE in the RoPE variant).  The recorded quantity per layer is the pre-softmax score
 matrix ``scale * q kᵀ``, averaged over sequences.
+
+A variant is one entry under ``simulation.variants`` in the config (:class:`behind_rope.variants.Variant`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
+from behind_rope.position import ntk_theta
 from behind_rope.rope import apply_rope
+from behind_rope.variants import SimulationSize, Variant
 
 NORMS = ("l2", "layernorm")
 SCORE_SCALES = {"one": lambda dim: 1.0, "sqrt_d": lambda dim: 1 / math.sqrt(dim), "d": lambda dim: 1 / dim}
-
-
-@dataclass(frozen=True)
-class Variant:
-    alpha: float
-    norm: str = "l2"
-    causal: bool = True
-    rope: bool = False
-    score_scale: str = "one"
-
-
-@dataclass(frozen=True)
-class SimulationSize:
-    batch_size: int  # B, number of sequences
-    seq_len: int  # S
-    dim: int  # E
-    layers: int
-    chunk_size: int
-    rope_theta: float = 10_000.0
 
 
 def sample_inputs(n: int, seq_len: int, dim: int, alpha: float, generator: torch.Generator) -> torch.Tensor:
@@ -55,17 +39,24 @@ def normalise(x: torch.Tensor, norm: str) -> torch.Tensor:
     raise ValueError(f"unknown norm {norm!r}; expected one of {NORMS}")
 
 
-def layer_scores(x: torch.Tensor, variant: Variant, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+def hidden_keys(seq_len: int, variant: Variant) -> np.ndarray | None:
+    """True where the mask hides key j from query i: the future, and keys beyond a sliding window."""
+    if not variant.causal:
+        return None
+    query, key = np.indices((seq_len, seq_len))
+    hidden = key > query
+    if variant.window is not None:
+        hidden |= query - key >= variant.window
+    return hidden
+
+
+def layer_scores(x: torch.Tensor, variant: Variant) -> tuple[torch.Tensor, torch.Tensor]:
     """One parameter-free layer: return (pre-softmax scores, layer output)."""
     y = normalise(x, variant.norm)
-    qk = apply_rope(y, theta) if variant.rope else y
+    qk = apply_rope(y, ntk_theta(variant.rope_theta, variant.ntk_factor, x.shape[-1])) if variant.rope else y
     scores = SCORE_SCALES[variant.score_scale](x.shape[-1]) * (qk @ qk.transpose(-1, -2))
-    if variant.causal:
-        seq_len = x.shape[-2]
-        future = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)
-        logits = scores.masked_fill(future, -math.inf)
-    else:
-        logits = scores
+    hidden = hidden_keys(x.shape[-2], variant)
+    logits = scores if hidden is None else scores.masked_fill(torch.from_numpy(hidden), -math.inf)
     return scores, torch.softmax(logits, dim=-1) @ y + x
 
 
@@ -85,7 +76,7 @@ def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool =
         x = sample_inputs(n, size.seq_len, size.dim, variant.alpha, generator).float()
         half = n // 2 if n > 1 else 1
         for layer in range(size.layers):
-            scores, x = layer_scores(x, variant, size.rope_theta)
+            scores, x = layer_scores(x, variant)
             sums["a"][layer] += scores[:half].sum(0, dtype=torch.float64)
             sums["b"][layer] += scores[half:].sum(0, dtype=torch.float64)
         counts["a"] += half
@@ -94,15 +85,8 @@ def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool =
         raise ValueError("batch_size must be at least 2 so that both half-samples are non-empty")
     mean = (sums["a"] + sums["b"]) / (counts["a"] + counts["b"])
     out = {"mean_scores": mean, "half_a": sums["a"] / counts["a"], "half_b": sums["b"] / counts["b"]}
-    return {key: mask_future(value.numpy(), variant.causal) for key, value in out.items()}
-
-
-def mask_future(scores: np.ndarray, causal: bool) -> np.ndarray:
-    """NaN above the diagonal of the last two axes when the mask hides those entries."""
-    if not causal:
-        return scores
-    future = np.triu(np.ones(scores.shape[-2:], dtype=bool), 1)
-    return np.where(future, np.nan, scores)
+    hidden = hidden_keys(size.seq_len, variant)
+    return {key: value.numpy() if hidden is None else np.where(hidden, np.nan, value.numpy()) for key, value in out.items()}
 
 
 def monte_carlo_layer2_error(

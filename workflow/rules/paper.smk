@@ -1,31 +1,43 @@
-# The paper: values and tables from results/ (results/paper/), then latexmk into paper/build/.
-# `snakemake paper` rebuilds the PDF; a changed result reruns only paper_inputs and paper.
+# The paper: values, tables and figure environments from results/ and the figure table
+# (results/paper/), then latexmk into paper/build/.  `snakemake paper` rebuilds the PDF; a changed
+# result reruns only paper_inputs and paper.
 
-PAPER_INPUTS = ["numbers.tex", "claims_table.tex", "c5_table.tex", "provenance.tex", "llm_figures.tex"]
-FIGURE_PDFS = [path for files in FIGURES.values() for path in files if path.endswith(".pdf")]
+PAPER_INPUTS = [
+    "numbers.tex",
+    "claims_table.tex",
+    "c5_table.tex",
+    "c5b_table.tex",
+    "decomposition_table.tex",
+    "position_table.tex",
+    "provenance.tex",
+    *[f"figures_{section}.tex" for section in [*SECTIONS, "appendix"]],
+]
+FIGURE_PDFS = [figure.files[0] for figure in FIGURES.values() if figure.paper != "none"]
 
 
 rule paper_inputs:
     input:
         claims="results/claims.json",
-        training=[f"results/training/{twin}/metrics.json" for twin in TWINS],
-        data_stats=f"{DATA_DIR}/stats.json",
+        training=[experiments.twin_files(twin)["metrics"] for twin in TWINS],
+        data_stats=f"{experiments.data_dir(config)}/stats.json",
     output:
         expand("results/paper/{name}", name=PAPER_INPUTS),
         report("results/paper/claims_table.html", caption="../report/claims_table.rst", category="Claims"),
     log:
         "results/logs/paper/paper_inputs.log",
+    benchmark:
+        "results/benchmarks/paper/paper_inputs.tsv"
     conda:
         LIGHT_ENV
     threads: job_threads("metrics")
     resources:
         **job_resources("metrics"),
     params:
-        code=library_code("paper"),
-        settings=paper_settings(),
+        code=step_code("paper-inputs"),
+        settings=settings(paper_settings, sections=SECTIONS, figures=FIGURES),
     shell:
-        "python -m behind_rope paper-inputs --claims {input.claims} --training {input.training}"
-        " --data-stats {input.data_stats} --settings {params.settings:q} --output-dir results/paper > {log} 2>&1"
+        "python -m behind_rope paper-inputs --settings {params.settings:q} --claims {input.claims}"
+        " --training {input.training} --data-stats {input.data_stats} --output-dir results/paper > {log} 2>&1"
 
 
 rule paper:
@@ -40,13 +52,15 @@ rule paper:
     log:
         build="results/logs/paper/paper.log",
         latex="results/logs/paper/latexmk.log",
+    benchmark:
+        "results/benchmarks/paper/paper.tsv"
     conda:
         PAPER_ENV
     threads: job_threads("figures")
     resources:
         **job_resources("figures"),
     params:
-        code=library_code("paper"),
+        code=step_code("paper-pdf"),
     shell:
         "python -m behind_rope paper-pdf --tex {input.tex} --search-path results/paper figures"
         " --tex-packages envs/tex-packages.txt --output {output.pdf} --log {log.latex} > {log.build} 2>&1"
@@ -65,13 +79,15 @@ rule paper_tarball:
         "paper/build/arxiv-source.tar.gz",
     log:
         "results/logs/paper/paper_tarball.log",
+    benchmark:
+        "results/benchmarks/paper/paper_tarball.tsv"
     conda:
         LIGHT_ENV
     threads: job_threads("figures")
     resources:
         **job_resources("figures"),
     params:
-        code=library_code("paper"),
+        code=step_code("paper-tarball"),
     shell:
         "python -m behind_rope paper-tarball --output {output} --files {input.tex} {input.bib} {input.bbl}"
         " {input.generated} {input.figures} > {log} 2>&1"

@@ -1,6 +1,9 @@
+# Claims C2 and C4: parameter-free stacks, one job per variant of `simulation.variants`.
+
+
 rule simulate:
     output:
-        "results/simulation/{variant}.npz",
+        "results/scores/simulation/{variant}.npz",
     log:
         "results/logs/simulate/{variant}.log",
     benchmark:
@@ -11,32 +14,7 @@ rule simulate:
     resources:
         **job_resources("simulation"),
     params:
-        code=library_code("simulate", "rope"),
-        variant=lambda wildcards: VARIANTS[wildcards.variant],
-        size=config["simulation"],
-        seed=config["seed"],
+        code=step_code("simulate"),
+        settings=settings(experiments.simulation_settings, "variant"),
     shell:
-        "python -m behind_rope simulate --output {output}"
-        " --alpha {params.variant[alpha]} --norm {params.variant[norm]} --causal {params.variant[causal]}"
-        " --rope {params.variant[rope]} --score-scale {params.variant[score_scale]}"
-        " --batch-size {params.size[batch_size]} --seq-len {params.size[seq_len]} --dim {params.size[dim]}"
-        " --layers {params.size[layers]} --chunk-size {params.size[chunk_size]}"
-        " --rope-theta {params.size[rope_theta]} --seed {params.seed} --threads {threads} > {log} 2>&1"
-
-
-rule simulation_metrics:
-    input:
-        "results/simulation/{variant}.npz",
-    output:
-        "results/metrics/simulation/{variant}.json",
-    log:
-        "results/logs/simulation_metrics/{variant}.log",
-    conda:
-        LIGHT_ENV
-    threads: job_threads("metrics")
-    resources:
-        **job_resources("metrics"),
-    params:
-        code=library_code("metrics"),
-    shell:
-        "python -m behind_rope metrics --input {input} --output {output} > {log} 2>&1"
+        "python -m behind_rope simulate --settings {params.settings:q} --threads {threads} --output {output} > {log} 2>&1"

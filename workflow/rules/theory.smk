@@ -1,3 +1,6 @@
+# Claim C1: the sympy derivation of the layer-2 scores, and the closed form against a Monte-Carlo run.
+
+
 rule derivation:
     output:
         "results/theory/derivation.json",
@@ -11,7 +14,7 @@ rule derivation:
     resources:
         **job_resources("theory"),
     params:
-        code=library_code("theory"),
+        code=step_code("derive"),
     shell:
         "python -m behind_rope derive --output {output} > {log} 2>&1"
 
@@ -29,10 +32,8 @@ rule theory_monte_carlo:
     resources:
         **job_resources("theory"),
     params:
-        code=library_code("simulate", "theory", "rope"),
-        mc=config["theory"]["monte_carlo"],
-        seed=config["seed"],
+        code=step_code("monte-carlo"),
+        settings=settings(experiments.monte_carlo_settings),
     shell:
-        "python -m behind_rope monte-carlo --output {output} --samples {params.mc[samples]}"
-        " --seq-len {params.mc[seq_len]} --dims {params.mc[dims]} --alphas {params.mc[alphas]}"
-        " --chunk-size {params.mc[chunk_size]} --seed {params.seed} --threads {threads} > {log} 2>&1"
+        "python -m behind_rope monte-carlo --settings {params.settings:q} --threads {threads}"
+        " --output {output} > {log} 2>&1"

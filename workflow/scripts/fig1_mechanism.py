@@ -15,24 +15,19 @@
 # in norm, and the layer-2 scores favour nearby keys.  Every number is read from
 # `results/theory/derivation.json`, which the sympy derivation wrote.
 #
-# Run with `snakemake fig1`.  As a notebook (`jupytext --to notebook`), the cell below falls
+# Run with `snakemake fig1_mechanism`.  As a notebook (`jupytext --to notebook`), the cell below falls
 # back to the default paths.
 
 # %%
 import numpy as np
 
 from behind_rope.atomic import read_json
-from behind_rope.plotting import CMAP, heatmap, plt, save
+from behind_rope.plotting import CMAP, heatmap, plt, save, standalone
 
-try:
-    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
-except NameError:
-    from types import SimpleNamespace
+# Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
+snakemake = globals().get("snakemake") or standalone("fig1_mechanism")
 
-    snakemake = SimpleNamespace(input={"derivation": "results/theory/derivation.json"},
-                                output=["figures/fig1_mechanism.pdf", "figures/fig1_mechanism.png"], log=[])
-
-toy = read_json(snakemake.input["derivation"])["figure1"]
+toy = read_json(snakemake.input[0])["figure1"]
 
 # %%
 panels = [

@@ -13,9 +13,9 @@
 # Nine Gram matrices on the first tokens of held-out sequences (mean over sequences, and over
 # heads for the per-head panels b, c and i; upper triangle masked).  They were recomputed from
 # the model's weights and checked against its forward pass by the `gram` rule; this script only
-# draws `results/twins/gram/nope.npz`.  Colour limits are the 1%/99% quantiles of the entries
+# draws `results/gram/nope.npz`.  Colour limits are the 1%/99% quantiles of the entries
 # below the diagonal, so the much larger self-similarities on the diagonal saturate and the
-# position dependence stays visible.  Run with `snakemake fig3`.
+# position dependence stays visible.  Run with `snakemake fig3_nope_gram`.
 
 # %%
 import json
@@ -23,15 +23,10 @@ import json
 import matplotlib.pyplot as plt
 
 from behind_rope.atomic import read_npz
-from behind_rope.plotting import below_diagonal, heatmap, quantile_limits, save
+from behind_rope.plotting import below_diagonal, heatmap, quantile_limits, save, standalone
 
-try:
-    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
-except NameError:
-    from types import SimpleNamespace
-
-    snakemake = SimpleNamespace(input=["results/twins/gram/nope.npz"],
-                                output=["figures/fig3_nope_gram.pdf", "figures/fig3_nope_gram.png"], log=[])
+# Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
+snakemake = globals().get("snakemake") or standalone("fig3_nope_gram")
 
 # %%
 gram = read_npz(snakemake.input[0])

@@ -14,29 +14,22 @@
 # diagonal-normalised scores (each diagonal i − j minus its own mean: what RoPE's relative
 # pattern cannot explain).  All normalised rows share one symmetric colour range, so the
 # no-mask control can be compared with the causal runs by eye.
-# Run with `snakemake fig4`.
+# Run with `snakemake fig4_rope_simulation`.
 
 # %%
-import json
 
 from behind_rope.atomic import read_npz
 from behind_rope.metrics import diagonal_normalise
-from behind_rope.plotting import layer_grid, quantile_limits, save
+from behind_rope.plotting import layer_grid, metadata, quantile_limits, save, standalone
 
-try:
-    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
-except NameError:
-    from types import SimpleNamespace
-
-    names = ["rope_causal_alpha0.0", "rope_causal_alpha0.5", "rope_noncausal_alpha0.0"]
-    snakemake = SimpleNamespace(input=[f"results/simulation/{n}.npz" for n in names],
-                                output=["figures/fig4_rope_simulation.pdf", "figures/fig4_rope_simulation.png"], log=[])
+# Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
+snakemake = globals().get("snakemake") or standalone("fig4_rope_simulation")
 
 # %%
 settings = []
 for path in snakemake.input:
     data = read_npz(path)
-    variant = json.loads(str(data["variant"]))
+    variant = metadata(data)["variant"]
     label = f"{'causal' if variant['causal'] else 'no mask'}, α = {variant['alpha']}"
     settings.append((label, data["mean_scores"], diagonal_normalise(data["mean_scores"])))
 

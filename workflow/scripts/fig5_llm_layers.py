@@ -11,34 +11,31 @@
 # # Figure 5: the first four layers of pretrained RoPE LLMs, diagonal-normalised
 #
 # Each row is one model; each panel is the mean pre-softmax score `QKᵀ·scale` over natural-text
-# sequences and heads, with every diagonal (fixed offset i − j) minus its own mean.  A purely
-# relative pattern would come out flat; what is left depends on absolute position.  Colour limits
-# are each panel's 1% and 99% quantiles below the diagonal.  Panels show 2 × 2 block means of the
-# 1,024 × 1,024 matrices.  `snakemake fig5` rebuilds it from `results/attention/` without any model.
+# sequences (the Figure 5 token set: the first 1,024 tokens of each document, as the authors take
+# them) and heads, with every diagonal (fixed offset i − j) minus its own mean, key 0 included, as
+# the paper does.  A purely relative pattern would come out flat; what is left depends on absolute
+# position.  Colour limits are each panel's 1% and 99% quantiles of its finite values, the main
+# diagonal included.  Panels show block means, at most 256 per side (`metrics.DRAWN_GRID`), and
+# their titles give the split-half reliability of exactly that (`drawn_reliability`, from the
+# metrics file, the number that `results/claims.json` carries).  `snakemake fig5_llm_layers`
+# rebuilds it from `results/` without any model.
 
 # %%
-import json
+from behind_rope.atomic import read_json, read_npz
+from behind_rope.metrics import DRAWN_GRID, diagonal_normalise
+from behind_rope.plotting import layer_title, metadata, panel_grid, quantile_limits, save, standalone
 
-from behind_rope.atomic import read_npz
-from behind_rope.metrics import diagonal_normalise
-from behind_rope.plotting import below_diagonal, layer_title, panel_grid, quantile_limits, save
-
-try:
-    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
-except NameError:
-    from glob import glob
-    from types import SimpleNamespace
-
-    snakemake = SimpleNamespace(input=sorted(glob("results/attention/*.npz")), params=SimpleNamespace(layers=4),
-                                output=["figures/fig5_llm_layers.pdf", "figures/fig5_llm_layers.png"], log=[])
+# Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
+snakemake = globals().get("snakemake") or standalone("fig5_llm_layers")
 
 # %%
+scores = [path for path in snakemake.input if path.endswith(".npz")]
+metrics = [path for path in snakemake.input if path.endswith(".json")]
 panels = []
-for path in snakemake.input:
-    data = read_npz(path)
-    metadata = json.loads(str(data["metadata"]))
-    normalised = diagonal_normalise(data["mean_scores"][: snakemake.params.layers])
-    for k, matrix in enumerate(normalised):
-        title = f"{metadata['model']}: {layer_title(k + 1, metadata['layer_types'][k])}"
-        panels.append((title, matrix, quantile_limits([below_diagonal(matrix)])))
-save(panel_grid(panels, columns=snakemake.params.layers, max_pixels=512), snakemake.output, snakemake.log)
+for score_path, metrics_path in zip(scores, metrics, strict=True):
+    data, rows = read_npz(score_path), read_json(metrics_path)["layers"]
+    about = metadata(data)
+    for k, matrix in enumerate(diagonal_normalise(data["mean_scores"][: snakemake.params.layers])):
+        title = f"{about['model']}: {layer_title(k + 1, about['layer_types'][k])}, r = {rows[k]['drawn_reliability']:.2f}"
+        panels.append((title, matrix, quantile_limits([matrix])))
+save(panel_grid(panels, columns=snakemake.params.layers, max_pixels=DRAWN_GRID), snakemake.output, snakemake.log)

@@ -14,26 +14,19 @@
 # or by 1/E (colour range 0..1).  Run with `snakemake figS_layernorm`.
 
 # %%
-import json
 import math
 
 from behind_rope.atomic import read_npz
-from behind_rope.plotting import layer_grid, save
+from behind_rope.plotting import layer_grid, metadata, save, standalone
 
-try:
-    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
-except NameError:
-    from types import SimpleNamespace
-
-    names = [f"layernorm_{s}_alpha{a}" for s in ("sqrtd", "d") for a in ("0.0", "0.2")]
-    snakemake = SimpleNamespace(input=[f"results/simulation/{n}.npz" for n in names],
-                                output=["figures/figS_layernorm.pdf", "figures/figS_layernorm.png"], log=[])
+# Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
+snakemake = globals().get("snakemake") or standalone("figS_layernorm")
 
 # %%
 rows = []
 for path in snakemake.input:
     data = read_npz(path)
-    variant, size = json.loads(str(data["variant"])), json.loads(str(data["size"]))
+    variant, size = metadata(data)["variant"], metadata(data)["size"]
     scale = {"sqrt_d": "1/√d", "d": "1/d", "one": "1"}[variant["score_scale"]]
     vmax = math.sqrt(size["dim"]) if variant["score_scale"] == "sqrt_d" else 1.0
     rows.append((f"LayerNorm, scale {scale}, α = {variant['alpha']}", data["mean_scores"], (0.0, vmax)))

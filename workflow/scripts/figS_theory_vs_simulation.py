@@ -15,27 +15,21 @@
 # Run with `snakemake figS_theory_vs_simulation`.
 
 # %%
-import json
 
 import numpy as np
 
 from behind_rope.atomic import read_npz
-from behind_rope.plotting import plt, save
+from behind_rope.plotting import metadata, plt, save, standalone
 from behind_rope.theory import layer2_score
 
-try:
-    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
-except NameError:
-    from types import SimpleNamespace
-
-    snakemake = SimpleNamespace(input=[f"results/simulation/l2_alpha{a}.npz" for a in ("0.0", "0.2", "0.4")],
-                                output=["figures/figS_theory_vs_simulation.pdf", "figures/figS_theory_vs_simulation.png"], log=[])
+# Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
+snakemake = globals().get("snakemake") or standalone("figS_theory_vs_simulation")
 
 # %%
 fig, axes = plt.subplots(1, len(snakemake.input), figsize=(3.6 * len(snakemake.input), 3.2), squeeze=False)
 for ax, path in zip(axes[0], snakemake.input, strict=True):
     data = read_npz(path)
-    alpha = json.loads(str(data["variant"]))["alpha"]
+    alpha = metadata(data)["variant"]["alpha"]
     layer2 = data["mean_scores"][1]
     seq_len = layer2.shape[-1]
     queries = sorted({max(2, round(seq_len * f)) for f in (0.1, 0.25, 0.5, 1.0)})

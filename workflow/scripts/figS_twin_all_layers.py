@@ -18,15 +18,10 @@
 # %%
 from behind_rope.atomic import read_npz
 from behind_rope.metrics import diagonal_normalise
-from behind_rope.plotting import below_diagonal, layer_grid, quantile_limits, save
+from behind_rope.plotting import below_diagonal, layer_grid, quantile_limits, save, standalone
 
-try:
-    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
-except NameError:
-    from types import SimpleNamespace
-
-    snakemake = SimpleNamespace(input=["results/twins/scores/nope_text_causal.npz"], params=SimpleNamespace(label="NoPE twin"),
-                                output=["figures/figS_nope_all_layers.pdf", "figures/figS_nope_all_layers.png"], log=[])
+# Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
+snakemake = globals().get("snakemake") or standalone("figS_nope_all_layers")
 
 # %%
 scores = read_npz(snakemake.input[0])["mean_scores"]

@@ -19,22 +19,16 @@ import json
 
 import matplotlib.pyplot as plt
 
-from behind_rope.plotting import save
+from behind_rope.plotting import save, standalone
 
-try:
-    snakemake  # noqa: B018  (injected by Snakemake's script: directive)
-except NameError:
-    from types import SimpleNamespace
-
-    snakemake = SimpleNamespace(
-        input=SimpleNamespace(losses=[f"results/training/{t}/loss.csv" for t in ("nope", "rope")],
-                              metrics=[f"results/training/{t}/metrics.json" for t in ("nope", "rope")]),
-        params=SimpleNamespace(labels=["NoPE", "RoPE"]),
-        output=["figures/figS_twin_training.pdf", "figures/figS_twin_training.png"], log=[])
+# Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
+snakemake = globals().get("snakemake") or standalone("figS_twin_training")
 
 # %%
 fig, ax = plt.subplots(figsize=(5.5, 3.6))
-for label, loss_path, metrics_path in zip(snakemake.params.labels, snakemake.input.losses, snakemake.input.metrics, strict=True):
+# The inputs come in pairs, one per twin: loss.csv, then metrics.json.
+pairs = zip(snakemake.input[::2], snakemake.input[1::2], strict=True)
+for label, (loss_path, metrics_path) in zip(snakemake.params.labels, pairs, strict=True):
     with open(loss_path) as handle:
         rows = list(csv.DictReader(handle))
     with open(metrics_path) as handle:

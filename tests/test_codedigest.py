@@ -1,0 +1,42 @@
+"""Which library code a step runs, read from its imports (behind_rope.codedigest)."""
+
+import shutil
+
+from behind_rope import codedigest
+from behind_rope.codedigest import handler_location, script_modules, step_modules
+from conftest import ROOT
+
+
+def test_a_step_runs_its_handlers_imports_and_their_imports():
+    assert handler_location("gram") == ("behind_rope.cli.training", "gram")
+    gram = step_modules(*handler_location("gram"))
+    assert {"behind_rope.cli.training", "behind_rope.gram", "behind_rope.extract", "behind_rope.models",
+            "behind_rope.atomic"} <= gram
+    # The other handler of the same module (train) imports train.py; gram's step does not.
+    assert "behind_rope.train" not in gram and "behind_rope.paper" not in gram
+    assert "behind_rope.rope" in step_modules(*handler_location("simulate"))  # through simulate.py
+
+
+def test_a_figure_script_runs_what_it_imports():
+    modules = script_modules(ROOT / "workflow" / "scripts" / "figS_theory_vs_simulation.py")
+    assert {"behind_rope.plotting", "behind_rope.theory", "behind_rope.metrics", "behind_rope.atomic"} <= modules
+    assert "behind_rope.extract" not in modules
+
+
+def test_the_digest_follows_the_code(tmp_path, monkeypatch):
+    package = tmp_path / "behind_rope"
+    shutil.copytree(ROOT / "src" / "behind_rope", package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(codedigest, "PACKAGE_DIR", package)
+
+    def fresh():  # the parse caches last one Snakefile parse; here the package changes in between
+        codedigest._parse.cache_clear()
+        codedigest._module_imports.cache_clear()
+
+    fresh()
+    before = {step: codedigest.step_code(step) for step in ("gram", "simulate", "claims")}
+    (package / "gram.py").write_text((package / "gram.py").read_text() + "\n# changed\n")
+    fresh()
+    after = {step: codedigest.step_code(step) for step in before}
+    assert after["gram"] != before["gram"]
+    assert after["simulate"] == before["simulate"] and after["claims"] == before["claims"]
+    fresh()

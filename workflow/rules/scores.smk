@@ -1,0 +1,96 @@
+# Mean pre-softmax scores, of the twins and the pretrained LLMs alike: the token sets each model
+# reads (results/inputs/<model>/<set>.npy), one score run per model x token set x mask
+# (results/scores/<model>/<inputs>_<mask>.npz; on a GPU when there is one), and the metrics of
+# every score file, simulations included (results/metrics/<source>/<run>.json).
+
+
+rule twin_inputs:
+    input:
+        **experiments.split_files(config),
+        vocabulary="results/training/{twin}/vocabulary.npy",
+    output:
+        **{name: f"results/inputs/{{twin}}/{name}.npy" for name in experiments.TWIN_INPUTS},
+    log:
+        "results/logs/inputs/{twin}.log",
+    benchmark:
+        "results/benchmarks/inputs/{twin}.tsv"
+    conda:
+        HEAVY_ENV
+    threads: job_threads("data")
+    resources:
+        **job_resources("data"),
+    params:
+        code=step_code("twin-inputs"),
+        settings=settings(experiments.twin_input_settings),
+    shell:
+        "python -m behind_rope twin-inputs --settings {params.settings:q} --vocabulary {input.vocabulary}"
+        " --valid {input.valid} --train {input.train} --output-dir $(dirname {output.text}) > {log} 2>&1"
+
+
+rule llm_inputs:
+    input:
+        archive=experiments.corpus_archive(config),
+        model=lambda wildcards: experiments.llm_source_files(config, wildcards.llm),
+    output:
+        [f"results/inputs/{{llm}}/{name}.npy" for name in config["llm"]["inputs"]],
+        stats="results/inputs/{llm}/inputs.json",
+    log:
+        "results/logs/inputs/{llm}.log",
+    benchmark:
+        "results/benchmarks/inputs/{llm}.tsv"
+    priority: 30
+    conda:
+        HEAVY_ENV
+    threads: job_threads("data")
+    resources:
+        **job_resources("data"),
+    params:
+        code=step_code("llm-inputs"),
+        settings=settings(experiments.llm_input_settings, "llm"),
+    shell:
+        "python -m behind_rope llm-inputs --settings {params.settings:q} --archive {input.archive}"
+        " --output-dir $(dirname {output.stats}) > {log} 2>&1"
+
+
+rule scores:
+    input:
+        model=lambda wildcards: experiments.score_model_files(config, wildcards.model),
+        tokens=lambda wildcards: experiments.tokens_file(wildcards.model, wildcards.inputs),
+    output:
+        "results/scores/{model}/{inputs}_{mask}.npz",
+    log:
+        "results/logs/scores/{model}/{inputs}_{mask}.log",
+    benchmark:
+        "results/benchmarks/scores/{model}/{inputs}_{mask}.tsv"
+    priority: 20
+    conda:
+        HEAVY_ENV
+    threads: job_threads(score_group)
+    resources:
+        **job_resources(score_group),
+    params:
+        code=step_code("scores"),
+        settings=settings(experiments.score_settings, "model", "inputs", "mask"),
+    shell:
+        "python -m behind_rope scores --settings {params.settings:q} --tokens {input.tokens} --threads {threads}"
+        " --output {output} > {log} 2>&1"
+
+
+rule metrics:
+    input:
+        "results/scores/{source}/{run}.npz",
+    output:
+        "results/metrics/{source}/{run}.json",
+    log:
+        "results/logs/metrics/{source}/{run}.log",
+    benchmark:
+        "results/benchmarks/metrics/{source}/{run}.tsv"
+    conda:
+        LIGHT_ENV
+    threads: job_threads("metrics")
+    resources:
+        **job_resources("metrics"),
+    params:
+        code=step_code("metrics"),
+    shell:
+        "python -m behind_rope metrics --input {input} --output {output} > {log} 2>&1"

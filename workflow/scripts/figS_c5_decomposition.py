@@ -1,0 +1,53 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # What the softmax can see of the non-relative part, by layer
+#
+# For each model (rows) and run (columns: natural text, every layer; i.i.d. tokens with and
+# without the mask, the first layers), the variance of the mean pre-softmax scores (strict lower
+# triangle, key 0 left out) split in order: the relative part r(i − j) (what the paper's diagonal
+# normalisation removes), the query offset a(i) (invisible to the softmax) and the rest, the
+# softmax-visible non-relative part (`behind_rope.decompose`).  Read from the metrics files.
+
+# %%
+import numpy as np
+
+from behind_rope.atomic import read_json
+from behind_rope.plotting import plt, save, standalone
+
+# Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
+snakemake = globals().get("snakemake") or standalone("figS_c5_decomposition")
+
+# %%
+PARTS = [("relative_share", "relative r(i − j)", "#c9c9c9"), ("query_offset_share", "query offset a(i)", "#7fa7d6"),
+         ("visible_share", "softmax-visible non-relative", "#d1495b")]
+RUNS = ["text, mask", "i.i.d. tokens, mask", "i.i.d. tokens, no mask"]
+files = [read_json(path) for path in snakemake.input]
+models = list(dict.fromkeys(f["metadata"]["model"] for f in files))
+fig, axes = plt.subplots(len(models), len(RUNS), figsize=(11, 2.4 * len(models)), squeeze=False,
+                         gridspec_kw={"width_ratios": [3, 1, 1]})
+for r, model in enumerate(models):
+    runs = [f for f in files if f["metadata"]["model"] == model]  # in the order of the inputs: text, random, no mask
+    for c, (ax, run, label) in enumerate(zip(axes[r], runs, RUNS, strict=True)):
+        layers = np.array([row["layer"] for row in run["layers"]])
+        bottom = np.zeros(len(layers))
+        for key, name, colour in PARTS:
+            share = np.array([row[key] for row in run["layers"]], dtype=float)
+            ax.bar(layers, share, bottom=bottom, color=colour, width=0.85, label=name)
+            bottom += share
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{model}: {label}", fontsize=8)
+        ax.set_xlabel("layer", fontsize=8)
+        ax.tick_params(labelsize=7)
+        if c == 0:
+            ax.set_ylabel("share of variance", fontsize=8)
+axes[0, 0].legend(fontsize=7, loc="lower right")
+fig.tight_layout()
+save(fig, snakemake.output, snakemake.log)
