@@ -48,10 +48,32 @@ def smoke_run(tmp_path_factory) -> Path:
     return workdir
 
 
+def ignore_heavy(folder, names):
+    return [name for name in names if Path(folder).name == "results" and name in HEAVY_RESULTS]
+
+
 def copy_run(workdir: Path, destination: Path) -> Path:
     """A copy of a finished run, without the big intermediate files (Snakemake does not need them back)."""
-    def ignore_heavy(folder, names):
-        return [name for name in names if Path(folder).name == "results" and name in HEAVY_RESULTS]
-
     shutil.copytree(workdir, destination, symlinks=True, ignore=ignore_heavy)
+    return destination
+
+
+def link_or_copy(source, destination):
+    try:
+        os.link(source, destination)
+    except OSError:  # another file system
+        shutil.copy2(source, destination)
+
+
+def copy_run_with_models(workdir: Path, destination: Path) -> Path:
+    """A whole copy of a finished run, in which the big intermediate files are hard links, not copies.
+
+    A full copy costs about 0.7 GB of disk per test. Linking is safe: no test edits those files, and
+    Snakemake replaces an output (written atomically, by rename) rather than writing into it.
+    """
+    copy_run(workdir, destination)
+    for heavy in HEAVY_RESULTS:
+        if (workdir / "results" / heavy).is_dir():
+            shutil.copytree(workdir / "results" / heavy, destination / "results" / heavy, symlinks=True,
+                            copy_function=link_or_copy)
     return destination

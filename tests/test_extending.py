@@ -13,7 +13,7 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import ROOT, snakemake
+from conftest import ROOT, copy_run_with_models, snakemake
 
 PAGE = (ROOT / "docs" / "extending.md").read_text()
 
@@ -50,7 +50,9 @@ def with_smoke_config(argv: list[str]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def workdir(smoke_run, tmp_path_factory):
-    return shutil.copytree(smoke_run, tmp_path_factory.mktemp("extending") / "run", symlinks=True)
+    folder = tmp_path_factory.mktemp("extending")
+    yield copy_run_with_models(smoke_run, folder / "run")
+    shutil.rmtree(folder, ignore_errors=True)  # the recipes' extra models: free the disk for the tests after
 
 
 def make_local_model(folder):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from behind_rope import figures
-from conftest import copy_workflow, smoke_config, snakemake
+from conftest import copy_run_with_models, copy_workflow, smoke_config, snakemake
 
 # Every figure of the figure table at the smoke scale, and its section titles (workflow/figures.yaml).
 SECTIONS, FIGURES = figures.load(smoke_config())
@@ -104,7 +104,7 @@ def test_editing_a_library_module_reruns_exactly_the_steps_that_import_it(smoke_
 
 def test_train_nope_trains_only_the_nope_twin(smoke_run, tmp_path):
     workdir = tmp_path / "copy"
-    shutil.copytree(smoke_run, workdir, symlinks=True)
+    copy_run_with_models(smoke_run, workdir)
     shutil.rmtree(workdir / "results" / "training")
     done = snakemake(workdir, "train_nope", "--configfile", "config/smoke.yaml")
     assert re.findall(r"wildcards: twin=(\w+)", done.stdout + done.stderr) == ["nope"]
