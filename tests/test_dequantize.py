@@ -189,3 +189,19 @@ def test_fast_cache_rejects_a_file_that_is_not_gguf(tmp_path):
     with pytest.raises(ModelSourceError, match="cannot read the GGUF file"):
         fast.cache_gguf_model_fast(path, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_tokenizer_step_equals_transformers_path(tiny_gguf, tmp_path, monkeypatch):
+    """The tokenizer rule reads through fast_gguf_reading: the same files, byte for byte, and the swap undone."""
+    from transformers import AutoTokenizer
+
+    from behind_rope.fetch import save_tokenizer_from_gguf
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    save_tokenizer_from_gguf(tiny_gguf, tmp_path / "ours")
+    assert gguf.GGUFReader is not fast.FastGGUFReader
+    AutoTokenizer.from_pretrained(str(tiny_gguf.parent), gguf_file=tiny_gguf.name).save_pretrained(tmp_path / "theirs")
+    theirs = sorted((tmp_path / "theirs").iterdir())
+    assert [file.name for file in theirs] == sorted(file.name for file in (tmp_path / "ours").iterdir())
+    for file in theirs:
+        assert (tmp_path / "ours" / file.name).read_bytes() == file.read_bytes(), file.name

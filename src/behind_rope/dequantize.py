@@ -11,8 +11,9 @@ Gemma-3, 40-110 s each; benchmarks/dequantize.py):
   each, hundreds of submodules);
 - ``gguf.dequantize``, on one core, 16 rows at a time: 1.3 / 11.6 / 4.1 s, the smaller part.
 
-Here the file is read once, by a subclass of the same reader that cuts its arrays up in bulk
-(0.2-0.7 s); the metadata is parsed once; the name table is built once; and the weights go
+Here transformers' own code reads the config and the tensor names through
+:func:`behind_rope.gguf_reading.fast_gguf_reading` (a subclass of the same reader that cuts its
+arrays up in bulk, and one name table), the weights are read once by that reader, and they go
 through gguf-py's own block kernels in large slices on a thread pool (numpy drops the GIL in
 them; blocks are independent, so slicing them differently gives the same floats). The config,
 the tokenizer, the tensor names, the per-architecture fixes (llama's q/k permutation, Gemma's
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import os
-import struct
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
@@ -34,44 +34,12 @@ import numpy as np
 import torch
 
 from behind_rope.atomic import atomic_dir
+from behind_rope.gguf_reading import FastGGUFReader, fast_gguf_reading
 from behind_rope.llm import ModelSourceError, check_architecture
 
 # Values unpacked per thread-pool task: enough to amortise numpy's per-call overhead, small
 # enough (512 KiB of float32) to stay in cache between the kernel's steps.
 ELEMENTS_PER_TASK = 1 << 17
-
-
-class FastGGUFReader(gguf.GGUFReader):
-    """gguf-py's reader, giving the same fields, with its metadata arrays cut up in bulk.
-
-    The parent slices a ``np.memmap`` for every array element, and each memmap slice runs Python
-    hooks. The parts here are the same bytes, same dtypes and shapes, viewed through a plain
-    ndarray (checked against the parent in tests/test_dequantize.py).
-    """
-
-    def _get_field_parts(self, orig_offs, raw_type):
-        if raw_type != gguf.GGUFValueType.ARRAY or self.byte_order != "I":
-            return super()._get_field_parts(orig_offs, raw_type)
-        buf = self.data.view(np.ndarray)
-        item_type = buf[orig_offs:orig_offs + 4].view(np.uint32)
-        length = buf[orig_offs + 4:orig_offs + 12].view(np.uint64)
-        sub, count, offs = gguf.GGUFValueType(int(item_type[0])), int(length[0]), orig_offs + 12
-        parts = [item_type, length]
-        if sub == gguf.GGUFValueType.STRING:  # each string: a uint64 length, then its bytes
-            unpack = struct.Struct("=Q").unpack_from
-            for _ in range(count):
-                (size,) = unpack(buf, offs)
-                parts += (buf[offs:offs + 8].view(np.uint64), buf[offs + 8:offs + 8 + size])
-                offs += 8 + size
-            data = list(range(3, 3 + 2 * count, 2))
-        elif (nptype := self.gguf_scalar_to_np.get(sub)) is not None:
-            values = buf[offs:offs + count * np.dtype(nptype).itemsize].view(nptype)
-            parts += (values[i:i + 1] for i in range(count))
-            offs += values.nbytes
-            data = list(range(2, 2 + count))
-        else:  # arrays of arrays: rare and short, the parent's walk is fine
-            return super()._get_field_parts(orig_offs, raw_type)
-        return offs - orig_offs, parts, data, [gguf.GGUFValueType.ARRAY] + ([sub] if count else [])
 
 
 def dequantize_async(data: np.ndarray, qtype, pool: ThreadPoolExecutor) -> Callable[[], np.ndarray]:
@@ -130,7 +98,8 @@ def gguf_state_dict(gguf_path: str | Path, skeleton, threads: int | None = None)
     architecture = legacy.read_field(reader, "general.architecture")[0]
     config = skeleton.config.to_dict()
     processor = legacy.TENSOR_PROCESSORS.get(architecture, legacy.TensorProcessor)(config=config)
-    names = legacy.get_gguf_hf_weights_map(skeleton, processor)
+    with fast_gguf_reading():
+        names = legacy.get_gguf_hf_weights_map(skeleton, processor)
 
     tensors: dict[str, torch.Tensor] = {}
     parsed = {"config": config, "tensors": tensors}  # where the MoE processors file the experts they merge
@@ -162,8 +131,9 @@ def cache_gguf_model_fast(gguf_path: str | Path, output_dir: str | Path, threads
 
     gguf_path = Path(gguf_path)
     config = gguf_config(gguf_path)
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name,
-                                              config=config) if with_tokenizer else None
+    with fast_gguf_reading():
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name,
+                                                  config=config) if with_tokenizer else None
     with torch.device("meta"):  # for the parameter names only: no memory, no random init
         skeleton = AutoModelForCausalLM.from_config(config)
     state_dict = gguf_state_dict(gguf_path, skeleton, threads)
@@ -202,7 +172,8 @@ def gguf_config(gguf_path: Path):
     from transformers import AutoConfig
 
     try:
-        config = AutoConfig.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+        with fast_gguf_reading():
+            config = AutoConfig.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
     except (ValueError, KeyError) as error:
         raise ModelSourceError(f"transformers cannot read the GGUF file {gguf_path} ({error}); "
                                "check that its architecture is one transformers loads from GGUF.") from None

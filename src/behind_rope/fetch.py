@@ -95,7 +95,10 @@ def save_tokenizer_from_gguf(gguf_path: str | Path, output_dir: str | Path) -> N
     """Read the tokenizer embedded in a GGUF file and save it as a plain Hugging Face tokenizer folder."""
     from transformers import AutoTokenizer
 
+    from behind_rope.gguf_reading import fast_gguf_reading
+
     gguf_path = Path(gguf_path)
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+    with fast_gguf_reading():  # the same tokenizer, read in a fraction of the time
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
     with atomic_dir(output_dir) as tmp:
         tokenizer.save_pretrained(str(tmp))
