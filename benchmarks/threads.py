@@ -1,0 +1,116 @@
+"""How well the two heaviest steps use a second thread, side by side in one run.
+
+A job that holds 2 threads but runs only s times faster than on 1 (s < 2) leaves 2 - s of a core
+idle for as long as it runs; on a 2-core laptop two 1-thread jobs side by side would do more work.
+This script times, in fresh child processes at 1 and at 2 torch threads, alternating ``--repeats``
+times:
+
+- ``train``: training steps of a twin of the config's size (forward, backward, AdamW; the twins'
+  batch and sequence length, random tokens);
+- ``scores``: the score capture (``behind_rope.extract.record_scores``) on the first 4 layers of a
+  pretrained model folder, on 1,024-token rows, as the Figure 5 runs do.
+
+It prints each step's throughput at 1 and 2 threads, the speed-up s, and the parallel efficiency
+s / 2.
+
+    python benchmarks/threads.py --model results/models/smollm2/hf
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+
+def train_throughput(steps: int) -> float:
+    """Tokens per second of ``steps`` training steps of a RoPE twin of config/config.yaml's size."""
+    import torch
+
+    from behind_rope.config import load
+    from behind_rope.experiments import twin_settings
+    from behind_rope.models import TwinSize, build_twin
+    from behind_rope.train import TrainSettings, make_optimizer
+
+    settings = twin_settings(load(), "rope")
+    size, train = TwinSize(**settings["size"]), TrainSettings(**settings["train"])
+    model = build_twin(size, "rope", seed=0).train()
+    optimizer = make_optimizer(model, train)
+    batch = torch.randint(0, size.vocab_size, (train.batch_size, size.max_positions),
+                          generator=torch.Generator().manual_seed(0))
+
+    def step():
+        model(input_ids=batch, labels=batch).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    step()  # warm-up: first-call allocations
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return steps * batch.numel() / (time.perf_counter() - start)
+
+
+def score_throughput(model_dir: str, sequences: int) -> float:
+    """Tokens per second of the capture of the first 4 layers on random 1,024-token rows."""
+    import torch
+
+    from behind_rope.extract import record_scores
+    from behind_rope.llm import load_model
+
+    model = load_model({"local": model_dir}, Path(model_dir).parent.name, torch.device("cpu"), torch.float32)
+    tokens = torch.randint(0, model.config.vocab_size, (sequences + 1, 1024), generator=torch.Generator().manual_seed(0))
+    record_scores(model, tokens[:1].split(1), range(4), causal=True)  # warm-up
+    start = time.perf_counter()
+    record_scores(model, tokens[1:].split(1), range(4), causal=True)
+    return sequences * 1024 / (time.perf_counter() - start)
+
+
+def run_child(step: str, threads: int, args) -> float:
+    command = [sys.executable, __file__, "--child", step, "--threads", str(threads), "--model", args.model,
+               "--train-steps", str(args.train_steps), "--sequences", str(args.sequences)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    if done.returncode != 0:
+        raise RuntimeError(f"{step} at {threads} threads failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="results/models/smollm2/hf", help="a Hugging Face model folder (scores)")
+    parser.add_argument("--train-steps", type=int, default=10)
+    parser.add_argument("--sequences", type=int, default=4, help="1,024-token rows per score measurement")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--steps", nargs="+", default=["train", "scores"], choices=["train", "scores"])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--threads", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        import torch
+
+        torch.set_num_threads(args.threads)
+        measure = {"train": lambda: train_throughput(args.train_steps),
+                   "scores": lambda: score_throughput(args.model, args.sequences)}[args.child]
+        print(json.dumps(measure()))
+        return
+    print("| step | tokens/s, 1 thread | tokens/s, 2 threads | speed-up s | efficiency s / 2 |")
+    print("|---|---|---|---|---|")
+    for step in args.steps:
+        results: dict[int, list[float]] = {1: [], 2: []}
+        for repeat in range(args.repeats):
+            for threads in (1, 2) if repeat % 2 == 0 else (2, 1):
+                results[threads].append(run_child(step, threads, args))
+        one, two = (statistics.median(results[n]) for n in (1, 2))
+        print(f"| {step} | {one:.0f} | {two:.0f} | {two / one:.2f} | {two / one / 2:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
