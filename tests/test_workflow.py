@@ -117,7 +117,7 @@ def test_twin_training_and_analysis_outputs(smoke_run):
     for twin in ("nope", "rope", "nope_untrained"):
         metrics = json.loads((training / twin / "metrics.json").read_text())
         assert metrics["device"] == "cpu" and metrics["dtype"] == "float32"
-        assert {"validation_loss", "unigram_loss", "sanity", "tokens_per_second"} <= set(metrics)
+        assert {"validation_loss", "unigram_loss", "sanity", "tokens_per_second", "cpu_capability"} <= set(metrics)
     assert (training / "nope" / "loss.csv").read_text().startswith("step,train_loss,learning_rate\n1,")
     assert not list(training.rglob("*.bin")) and not list(training.rglob("*.pt"))  # safetensors only
     gram = np.load(smoke_run / "results" / "gram" / "nope.npz")

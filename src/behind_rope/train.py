@@ -190,6 +190,8 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
         "parameters": sum(p.numel() for p in model.parameters()),
         "device": str(device),
         "dtype": str(dtype).replace("torch.", ""),
+        # The float kernels the weights came from: runs on CPUs of different capability differ in the last bits.
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
     return model.cpu().float(), history, summary
