@@ -98,8 +98,7 @@ def gguf_state_dict(gguf_path: str | Path, skeleton, threads: int | None = None)
     architecture = legacy.read_field(reader, "general.architecture")[0]
     config = skeleton.config.to_dict()
     processor = legacy.TENSOR_PROCESSORS.get(architecture, legacy.TensorProcessor)(config=config)
-    with fast_gguf_reading():
-        names = legacy.get_gguf_hf_weights_map(skeleton, processor)
+    names = legacy.get_gguf_hf_weights_map(skeleton, processor)
 
     tensors: dict[str, torch.Tensor] = {}
     parsed = {"config": config, "tensors": tensors}  # where the MoE processors file the experts they merge
@@ -130,13 +129,13 @@ def cache_gguf_model_fast(gguf_path: str | Path, output_dir: str | Path, threads
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     gguf_path = Path(gguf_path)
-    config = gguf_config(gguf_path)
-    with fast_gguf_reading():
+    with fast_gguf_reading():  # transformers' config, tokenizer and tensor-name code, with the fast reader
+        config = gguf_config(gguf_path)
         tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name,
                                                   config=config) if with_tokenizer else None
-    with torch.device("meta"):  # for the parameter names only: no memory, no random init
-        skeleton = AutoModelForCausalLM.from_config(config)
-    state_dict = gguf_state_dict(gguf_path, skeleton, threads)
+        with torch.device("meta"):  # for the parameter names only: no memory, no random init
+            skeleton = AutoModelForCausalLM.from_config(config)
+        state_dict = gguf_state_dict(gguf_path, skeleton, threads)
     # transformers' own loading (tying, checks), from the state dict instead of the file; the
     # concrete class, as AutoModelForCausalLM would pick, since the Auto class wants a path.
     model = type(skeleton).from_pretrained(None, config=config, state_dict=state_dict, dtype=torch.float32)
@@ -172,8 +171,7 @@ def gguf_config(gguf_path: Path):
     from transformers import AutoConfig
 
     try:
-        with fast_gguf_reading():
-            config = AutoConfig.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+        config = AutoConfig.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
     except (ValueError, KeyError) as error:
         raise ModelSourceError(f"transformers cannot read the GGUF file {gguf_path} ({error}); "
                                "check that its architecture is one transformers loads from GGUF.") from None
