@@ -139,7 +139,8 @@ def child(args) -> None:
     """One measurement in this process: load, warm up on one sequence, time the rest."""
     import torch
 
-    from behind_rope.extract import pick_device, record_scores
+    from behind_rope.device import pick_device
+    from behind_rope.extract import record_scores
 
     torch.set_num_threads(args.threads)
     device, dtype = pick_device(args.device)

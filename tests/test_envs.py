@@ -73,7 +73,8 @@ LIGHT_IMPORTS = ["behind_rope.__main__", "behind_rope.theory", "behind_rope.metr
                  "behind_rope.latex", "behind_rope.figures", "behind_rope.experiments", "behind_rope.config",
                  "behind_rope.codedigest", "behind_rope.variants", "behind_rope.decompose", "behind_rope.llm_claims",
                  "behind_rope.paper_llm", "behind_rope.paper_format", "behind_rope.position",
-                 "behind_rope.position_claims", "behind_rope.paper_position"]
+                 "behind_rope.position_claims", "behind_rope.paper_position", "behind_rope.vocabulary",
+                 "behind_rope.allocator"]
 BLOCK_HEAVY = ("import sys\n"
                "class Block:\n"
                "    def find_spec(self, name, path=None, target=None):\n"

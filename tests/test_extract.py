@@ -231,3 +231,42 @@ def test_random_sequences_draw_iid_from_the_text_tokens_without_bos():
 def test_batch_size_comes_from_free_memory_within_its_cap():
     model = tiny_model("llama")
     assert 1 <= auto_batch_size(model, 1024, torch.device("cpu"), cap=8) <= 8
+
+
+def test_the_recorded_sums_do_not_depend_on_the_batch_size_or_on_how_the_mask_is_laid_out():
+    model = tiny_model("gemma3_text")
+    tokens = torch.randint(0, 64, (7, 12), generator=torch.Generator().manual_seed(1))
+    runs = [record_scores(model, tokens.split(size), range(3)).result() for size in (1, 3, 7)]
+    for run in runs[1:]:
+        assert all(np.array_equal(run[key], runs[0][key], equal_nan=True) for key in runs[0])
+    # One mask expanded over the batch (as transformers makes it) or one mask per sequence: the same sums.
+    query, key = torch.randn(2, 5, 3, 4, 8).unbind(0)  # batch, heads, positions, head size
+    causal = torch.ones(4, 4, dtype=torch.bool).tril()
+    per_batch, per_row = ScoreRecorder([0, 1]), ScoreRecorder([0, 1])
+    per_batch.add(0, query, key, 0.5, causal.expand(5, 1, 4, 4))
+    per_row.add(0, query, key, 0.5, causal.expand(5, 1, 4, 4).clone())
+    assert torch.equal(per_batch.sums[0], per_row.sums[0]) and torch.equal(per_batch.counts[0], per_row.counts[0])
+
+
+def test_the_variants_of_a_model_in_one_process_equal_separate_runs(tmp_path):
+    from behind_rope.extract import score_run, score_runs
+
+    tiny_model("llama").save_pretrained(tmp_path / "model")
+    np.save(tmp_path / "tokens.npy", np.random.default_rng(0).integers(0, 64, (5, 16)))
+    base = {"kind": "llm", "source": {"local": str(tmp_path / "model")}, "provenance": {}, "inputs": "text",
+            "causal": True, "layers": "all", "batch_size": 2, "device": "cpu", "intervention": None}
+    changes = {"tiny": None, "tiny.bos_mean": {"replace_embedding": {"position": 0, "with": "mean"}, "ntk_factor": 1},
+               "tiny.identity": {"replace_embedding": {"position": 0, "with": "identity"}, "ntk_factor": 1},
+               "tiny.ntk4": {"replace_embedding": None, "ntk_factor": 4}}
+    runs = [{**base, "model": name, "intervention": change} for name, change in changes.items()]
+    together = list(score_runs(runs, tmp_path / "tokens.npy"))
+    apart = [score_run(settings, tmp_path / "tokens.npy") for settings in runs]
+    for (arrays, metadata), (alone, alone_metadata) in zip(together, apart, strict=True):
+        assert all(np.array_equal(arrays[key], alone[key], equal_nan=True) for key in alone)
+        timing = {"seconds", "tokens_per_second"}
+        assert {k: v for k, v in metadata.items() if k not in timing} == {
+            k: v for k, v in alone_metadata.items() if k not in timing}
+    means = [arrays["mean_scores"] for arrays, _ in together]
+    assert np.array_equal(means[0], means[2], equal_nan=True)  # the identity control changes nothing ...
+    assert not np.array_equal(means[0], means[1], equal_nan=True)  # ... the mean embedding does
+    assert not np.array_equal(means[0], means[3], equal_nan=True)  # ... and so does NTK scaling

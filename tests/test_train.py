@@ -6,7 +6,8 @@ import numpy as np
 import torch
 
 from behind_rope.models import TwinSize
-from behind_rope.train import TrainSettings, remap, sanity, train_twin, twin_vocabulary, unigram_loss
+from behind_rope.train import TrainSettings, sanity, train_twin
+from behind_rope.vocabulary import remap, twin_vocabulary, unigram_loss
 
 TINY = TwinSize(vocab_size=20, hidden_size=32, layers=2, heads=2, kv_heads=1, head_dim=16,
                 intermediate_size=48, max_positions=16)

@@ -131,6 +131,11 @@ def llm_variant_names(config: dict) -> list[str]:
     return [f"{model}.{name}" for name, spec in llm.get("variants", {}).items() for model in spec["models"] or llm["models"]]
 
 
+def model_variants(config: dict, model: str) -> list[str]:
+    """The variants ``<model>.<variant>`` of one pretrained model, in the order of llm.variants."""
+    return [name for name in llm_variant_names(config) if base_model(name) == model]
+
+
 def base_model(name: str) -> str:
     """The pretrained model a variant ``<model>.<variant>`` is made of (a model is its own base)."""
     return name.split(".", 1)[0]
@@ -199,6 +204,11 @@ def score_settings(config: dict, model: str, inputs: str, mask: str) -> dict:
     return {**common, "kind": "llm", "source": llm_source(config, base), "provenance": llm_provenance(config, base),
             "layers": llm["inputs"][inputs]["layers"], "batch_size": llm["batch_size"], "device": llm["device"],
             "intervention": {key: variant.get(key) for key in ("replace_embedding", "ntk_factor")} if variant else None}
+
+
+def variant_score_settings(config: dict, inputs: str, mask: str, model: str) -> dict:
+    """The score runs of every variant of ``model`` on one token set, made in one process (variant-scores)."""
+    return {"runs": [score_settings(config, variant, inputs, mask) for variant in model_variants(config, model)]}
 
 
 def score_model_files(config: dict, model: str) -> list[str]:

@@ -9,7 +9,8 @@ which computes eager attention and passes ``QK^T * scale`` (GQA expanded) to the
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -17,6 +18,8 @@ import numpy as np
 import torch
 from transformers import AttentionInterface, AttentionMaskInterface
 from transformers.masking_utils import eager_mask
+
+from behind_rope.device import pick_device
 
 SCORES = "behind_rope_scores"
 SCORES_NONCAUSAL = "behind_rope_scores_noncausal"
@@ -57,13 +60,18 @@ class ScoreRecorder:
         head_sum = torch.matmul(query.transpose(1, 2).reshape(batch, queries, heads * head_dim),
                                 key.transpose(1, 2).reshape(batch, keys, heads * head_dim).transpose(1, 2)) * scaling
         if allowed is None:
-            allowed = torch.ones(batch, 1, queries, keys, dtype=torch.bool, device=query.device)
+            allowed = torch.ones(1, 1, queries, keys, dtype=torch.bool, device=query.device)
+        else:
+            head_sum.masked_fill_(~allowed[:, 0], 0.0)
         allowed = allowed[:, 0].expand(batch, queries, keys)
-        values = torch.where(allowed, head_sum.double(), 0.0)
-        counts = allowed.to(torch.float64) * heads
-        half = (torch.arange(batch, device=query.device) + self.first_sequence) % 2
-        by_half = torch.stack([values[half == h].sum(0) for h in (0, 1)])
-        count_by_half = torch.stack([counts[half == h].sum(0) for h in (0, 1)])
+        # Half A holds the even sequences of the whole run, so every other row of the batch (views, no
+        # copies); the sums are over rows in order, in float64, so they do not depend on the batch size.
+        rows = [slice((self.first_sequence + h) % 2, None, 2) for h in (0, 1)]
+        by_half = torch.stack([head_sum[row].sum(0, dtype=torch.float64) for row in rows])
+        if allowed.stride(0) == 0:  # one mask for the whole batch, as transformers makes it
+            count_by_half = torch.stack([allowed[0].to(torch.float64) * (len(range(batch)[row]) * heads) for row in rows])
+        else:
+            count_by_half = torch.stack([allowed[row].sum(0, dtype=torch.float64) * heads for row in rows])
         if layer not in self.sums:
             self.sums[layer] = torch.zeros_like(by_half)
             self.counts[layer] = torch.zeros_like(count_by_half)
@@ -143,14 +151,6 @@ def recording(recorder: ScoreRecorder):
         _ACTIVE_RECORDER.reset(token)
 
 
-def pick_device(requested: str = "auto") -> tuple[torch.device, torch.dtype]:
-    """CUDA with bf16 when a GPU is there (or asked for), else CPU with float32."""
-    if requested == "auto":
-        requested = "cuda" if torch.cuda.is_available() else "cpu"
-    device = torch.device(requested)
-    return device, torch.bfloat16 if device.type == "cuda" else torch.float32
-
-
 def embedding_replacement(model, position: int, replacement: str, token_id: int | None = None):
     """A function from token ids to input embeddings with the embedding at ``position`` replaced, before the
     forward pass: by the mean embedding of the vocabulary, by the embedding of ``token_id``, or by
@@ -200,36 +200,44 @@ def record_scores(model, batches: Iterable[torch.Tensor], layers: Iterable[int],
     return recorder
 
 
-def score_run(settings: dict, tokens_path) -> tuple[dict[str, np.ndarray], dict]:
+def load_score_model(settings: dict):
+    """The model a score run (experiments.score_settings) reads, with its RoPE scaling if it has one,
+    and the device and dtype it runs in."""
+    if settings["kind"] == "twin":
+        from behind_rope.models import load_twin
+
+        return load_twin(settings["source"]["twin"]), torch.device("cpu"), torch.float32
+    from behind_rope.llm import load_model
+
+    device, dtype = pick_device(settings["device"])
+    ntk_factor = (settings.get("intervention") or {}).get("ntk_factor") or 1.0
+    return load_model(settings["source"], settings["model"], device, dtype, ntk_factor), device, dtype
+
+
+def score_run(settings: dict, tokens_path, loaded=None) -> tuple[dict[str, np.ndarray], dict]:
     """One score run (experiments.score_settings): load the model, record its layers on the tokens.
 
-    Returns the recorder's arrays and the metadata every score file carries: the model and what pins
-    it, the inputs, the mask, the sizes, the device and dtype, the layer types and the throughput.
+    ``loaded`` is what :func:`load_score_model` returns for these settings, when the caller has it
+    already.  Returns the recorder's arrays and the metadata every score file carries: the model and
+    what pins it, the inputs, the mask, the sizes, the device and dtype, the layer types and the
+    throughput.
     """
-    import json
     import time
     from pathlib import Path
 
     from tqdm import tqdm
 
     change = settings.get("intervention") or {}  # a model variant's change at inference (none for a twin)
-    if settings["kind"] == "twin":
-        from behind_rope.models import load_twin
-
-        device, dtype = torch.device("cpu"), torch.float32
-        model = load_twin(settings["source"]["twin"])
-    else:
-        from behind_rope.llm import load_model
-
-        device, dtype = pick_device(settings["device"])
-        model = load_model(settings["source"], settings["model"], device, dtype, change.get("ntk_factor") or 1.0)
+    model, device, dtype = loaded or load_score_model(settings)
     tokens = torch.from_numpy(np.load(tokens_path))
     inputs_embeds = None
     if change.get("replace_embedding"):
         from behind_rope.llm import load_tokenizer
 
         replace = change["replace_embedding"]
-        token_id = load_tokenizer(settings["source"])(" the", add_special_tokens=False).input_ids[-1]
+        token_id = None
+        if replace["with"] == "token":
+            token_id = load_tokenizer(settings["source"])(" the", add_special_tokens=False).input_ids[-1]
         inputs_embeds = embedding_replacement(model, replace["position"], replace["with"], token_id)
     config = model.config.get_text_config()
     total = config.num_hidden_layers
@@ -261,6 +269,18 @@ def score_run(settings: dict, tokens_path) -> tuple[dict[str, np.ndarray], dict]
                      "layer_types": [layer_types[i] for i in layers],
                      "sliding_window": getattr(config, "sliding_window", None)}
     return recorder.result(), metadata
+
+
+def score_runs(runs: list[dict], tokens_path) -> Iterator[tuple[dict[str, np.ndarray], dict]]:
+    """Several score runs on one token set in one process (the variants of a model): a model is loaded
+    once for every run that reads it unchanged, so a run costs its forward passes, not a start-up."""
+    loaded, loaded_for = None, None
+    for settings in runs:
+        needs = json.dumps([settings["source"], (settings.get("intervention") or {}).get("ntk_factor")], sort_keys=True)
+        if needs != loaded_for:
+            loaded = None  # the last model goes before the next one loads
+            loaded, loaded_for = load_score_model(settings), needs
+        yield score_run(settings, tokens_path, loaded)
 
 
 @torch.no_grad()

@@ -1,7 +1,7 @@
 # Mean pre-softmax scores, of the twins and the pretrained LLMs alike: the token sets each model
 # reads (results/inputs/<model>/<set>.npy), one score run per model x token set x mask
-# (results/scores/<model>/<inputs>_<mask>.npz; on a GPU when there is one), and the metrics of
-# every score file, simulations included (results/metrics/<source>/<run>.json).
+# (results/scores/<model>/<inputs>_<mask>.npz; on a GPU when there is one; the variants of a model
+# together), and the metrics of every score file, simulations included (results/metrics/<source>/<run>.json).
 
 
 rule twin_inputs:
@@ -62,6 +62,8 @@ rule scores:
         "results/logs/scores/{model}/{inputs}_{mask}.log",
     benchmark:
         "results/benchmarks/scores/{model}/{inputs}_{mask}.tsv"
+    wildcard_constraints:
+        model=names([*TWINS, *LLMS]),  # a variant's runs come from its model's variant_scores job
     priority: 20
     conda:
         HEAVY_ENV
@@ -74,6 +76,39 @@ rule scores:
     shell:
         "python -m behind_rope scores --settings {params.settings:q} --tokens {input.tokens} --threads {threads}"
         " --output {output} > {log} 2>&1"
+
+
+# Every variant of a model (llm.variants) on one token set is one job, in one process: such runs are
+# short, and a process of its own would spend more on start-up (imports, loading) than on the run.
+for _llm in LLMS:
+    _variants = experiments.model_variants(config, _llm)
+    if not _variants:
+        continue
+
+    rule:
+        name:
+            f"variant_scores_{_llm}"
+        input:
+            model=experiments.score_model_files(config, _llm),
+            tokens=experiments.tokens_file(_llm, "{inputs}"),
+        output:
+            [f"results/scores/{variant}/{{inputs}}_{{mask}}.npz" for variant in _variants],
+        log:
+            f"results/logs/scores/{_llm}.variants/{{inputs}}_{{mask}}.log",
+        benchmark:
+            f"results/benchmarks/scores/{_llm}.variants/{{inputs}}_{{mask}}.tsv"
+        priority: 20
+        conda:
+            HEAVY_ENV
+        threads: job_threads("llm")
+        resources:
+            **job_resources("llm"),
+        params:
+            code=step_code("variant-scores"),
+            settings=settings(experiments.variant_score_settings, "inputs", "mask", model=_llm),
+        shell:
+            "python -m behind_rope variant-scores --settings {params.settings:q} --tokens {input.tokens}"
+            " --threads {threads} --output {output} > {log} 2>&1"
 
 
 rule metrics:

@@ -14,7 +14,7 @@ from behind_rope.cli.common import OUTPUT, SETTINGS, THREADS, arg, step
       arg("--vocabulary", required=True), arg("--valid", required=True), arg("--train", required=True),
       arg("--output-dir", required=True))
 def twin_inputs(args) -> None:
-    from behind_rope.train import twin_input_sets
+    from behind_rope.vocabulary import twin_input_sets
 
     sets = twin_input_sets(args.vocabulary, args.valid, args.train, **args.settings)
     for name, tokens in sets.items():
@@ -39,11 +39,29 @@ def scores(args) -> None:
     from behind_rope.extract import score_run
 
     torch.set_num_threads(args.threads)
-    arrays, metadata = score_run(args.settings, args.tokens)
-    atomic.write_npz(args.output, **arrays, metadata=json.dumps(metadata))
+    save_scores(args.output, *score_run(args.settings, args.tokens))
+
+
+def save_scores(output: str, arrays: dict, metadata: dict) -> None:
+    atomic.write_npz(output, **arrays, metadata=json.dumps(metadata))
     print(f"{metadata['model']}: {len(arrays['layers'])} layers of {metadata['sequences']} x {metadata['seq_len']} "
           f"tokens ({metadata['inputs']}, {'causal' if metadata['causal'] else 'no mask'}) in {metadata['seconds']:.1f} s "
           f"on {metadata['device']}/{metadata['dtype']}")
+
+
+@step("variant-scores", "the score runs of every variant of one pretrained model on one token set, in one process",
+      SETTINGS, THREADS, arg("--tokens", required=True), arg("--output", nargs="+", required=True))
+def variant_scores(args) -> None:
+    import torch
+
+    from behind_rope.extract import score_runs
+
+    runs = args.settings["runs"]
+    if len(runs) != len(args.output):
+        raise SystemExit(f"Error: {len(runs)} runs but {len(args.output)} output files")
+    torch.set_num_threads(args.threads)
+    for output, (arrays, metadata) in zip(args.output, score_runs(runs, args.tokens), strict=True):
+        save_scores(output, arrays, metadata)
 
 
 @step("metrics", "per-layer metrics of one score file", OUTPUT, arg("--input", required=True))
