@@ -3,7 +3,7 @@
 glibc's malloc serves large blocks with ``mmap`` and hands them back to the kernel with ``munmap``
 as soon as they are freed (and trims the top of its heap), so a forward or backward pass that
 allocates the same activations layer after layer page-faults them in, zeroed by the kernel, every
-time.  On 2 cores that was about a sixth of the default run's CPU time, spent in the kernel.  These
+time.  On 2 cores about a fifth of the default run's CPU time was spent in the kernel.  These
 settings serve every block of the main thread from the heap and never give the heap back, so freed
 memory is reused.  They change where tensors live, never what is computed: ``benchmarks/malloc.py``
 runs training steps, a score capture and a simulation with and without them, checks that the
