@@ -23,13 +23,14 @@ import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+
+from threads import child_result, twin_training_step  # noqa: E402
 
 from behind_rope.allocator import GLIBC_MALLOC_ENV  # noqa: E402
 
@@ -42,25 +43,12 @@ def digest(arrays) -> str:
 
 
 def train(args) -> tuple[float, str]:
-    import torch
+    from behind_rope.models import weights
 
-    from behind_rope.config import load
-    from behind_rope.experiments import twin_settings
-    from behind_rope.models import TwinSize, build_twin, weights
-    from behind_rope.train import TrainSettings, make_optimizer
-
-    settings = twin_settings(load(), "rope")
-    size, train = TwinSize(**settings["size"]), TrainSettings(**settings["train"])
-    model = build_twin(size, "rope", seed=0).train()
-    optimizer = make_optimizer(model, train)
-    batch = torch.randint(0, size.vocab_size, (train.batch_size, size.max_positions),
-                          generator=torch.Generator().manual_seed(0))
+    model, step = twin_training_step()
     start = time.perf_counter()
-    for _ in range(args.train_steps):
-        model(input_ids=batch, labels=batch).loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-    rate = args.train_steps * batch.numel() / (time.perf_counter() - start)
+    tokens = sum(step() for _ in range(args.train_steps))
+    rate = tokens / (time.perf_counter() - start)
     return rate, digest(value.numpy() for value in weights(model).values())
 
 
@@ -98,11 +86,8 @@ def run_child(step: str, tuned: bool, args) -> dict:
     command = [sys.executable, __file__, "--child", step, "--model", args.model, "--train-steps", str(args.train_steps),
                "--sequences", str(args.sequences), "--batch", str(args.batch)]
     env = {key: value for key, value in os.environ.items() if key not in GLIBC_MALLOC_ENV}
-    env = {**env, **(GLIBC_MALLOC_ENV if tuned else {}), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env)
-    if done.returncode != 0:
-        raise RuntimeError(f"{step} ({'tuned' if tuned else 'default'} malloc) failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return child_result(command, {**env, **(GLIBC_MALLOC_ENV if tuned else {})},
+                        f"{step} ({'tuned' if tuned else 'default'} malloc)")
 
 
 def main() -> None:

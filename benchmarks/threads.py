@@ -31,8 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-def train_throughput(steps: int) -> float:
-    """Tokens per second of ``steps`` training steps of a RoPE twin of config/config.yaml's size."""
+def twin_training_step():
+    """(model, step) for a RoPE twin of config/config.yaml's size: ``step()`` is one training step (forward,
+    backward, AdamW) on a fixed batch of the twins' size, and returns the tokens it trained on."""
     import torch
 
     from behind_rope.config import load
@@ -47,16 +48,22 @@ def train_throughput(steps: int) -> float:
     batch = torch.randint(0, size.vocab_size, (train.batch_size, size.max_positions),
                           generator=torch.Generator().manual_seed(0))
 
-    def step():
+    def step() -> int:
         model(input_ids=batch, labels=batch).loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        return batch.numel()
 
+    return model, step
+
+
+def train_throughput(steps: int) -> float:
+    """Tokens per second of ``steps`` training steps of a RoPE twin of config/config.yaml's size."""
+    _, step = twin_training_step()
     step()  # warm-up: first-call allocations
     start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return steps * batch.numel() / (time.perf_counter() - start)
+    tokens = sum(step() for _ in range(steps))
+    return tokens / (time.perf_counter() - start)
 
 
 def score_throughput(model_dir: str, sequences: int) -> float:
@@ -74,13 +81,18 @@ def score_throughput(model_dir: str, sequences: int) -> float:
     return sequences * 1024 / (time.perf_counter() - start)
 
 
+def child_result(command: list[str], env: dict[str, str], what: str):
+    """The JSON a benchmark's child process prints last, run offline in the repository root."""
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env={**env, "HF_HUB_OFFLINE": "1"})
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def run_child(step: str, threads: int, args) -> float:
     command = [sys.executable, __file__, "--child", step, "--threads", str(threads), "--model", args.model,
                "--train-steps", str(args.train_steps), "--sequences", str(args.sequences)]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    if done.returncode != 0:
-        raise RuntimeError(f"{step} at {threads} threads failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return child_result(command, dict(os.environ), f"{step} at {threads} threads")
 
 
 def main() -> None:
