@@ -34,3 +34,8 @@ rule all:
 
 onsuccess:
     print_summary("results/claims.json")
+    cancel_idle_rechecks()
+
+
+onerror:
+    cancel_idle_rechecks()

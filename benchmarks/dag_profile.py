@@ -1,4 +1,5 @@
-"""Where the time of a workflow run went: each job's start and end, and the critical path, from Snakemake's log.
+"""Where the time of a workflow run went: each job's start and end, and the critical path, from Snakemake's log;
+and the exact CPU time of every step, from the lines benchmarks/process_log/sitecustomize.py writes.
 
 A job starts at the timestamp before its ``rule <name>:`` block and ends at the timestamp before
 ``Finished jobid: <id>``; its dependencies are the jobs whose outputs it reads.  The critical path
@@ -10,6 +11,7 @@ chain that set the run's length.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from datetime import datetime
@@ -59,6 +61,46 @@ def describe(path: list[dict]) -> str:
     for job in path:
         label = f"{job['rule']} ({job['wildcards']})" if job["wildcards"] else job["rule"]
         lines.append(f"| {label} | {job['start'] - start:.0f} | {job['end'] - job['start']:.0f} |")
+    return "\n".join(lines)
+
+
+def _step(argv: list[str]) -> str:
+    """What a process ran: a step of `python -m behind_rope`, a figure script, or a program's name."""
+    program = argv[0].replace("\\", "/")
+    if program.endswith("behind_rope/__main__.py") and len(argv) > 1:
+        return argv[1]
+    if "/.snakemake/scripts/" in program:  # Snakemake's copy of a script: tmp<random>.<name>.py
+        return "script " + program.rsplit("/", 1)[-1].split(".", 1)[-1].removesuffix(".py")
+    return program.rsplit("/", 1)[-1]
+
+
+def process_cpu(lines: list[str]) -> dict[str, dict[str, float]]:
+    """CPU seconds per step (its processes and the children they waited for), Snakemake's own, and the
+    rest of Snakemake's children (its shells, its ILP solver, LaTeX), from one run's process log."""
+    records = [json.loads(line) for line in lines if line.strip()]
+    snakemake = next(r for r in records if r["argv"][0].replace("\\", "/").endswith("snakemake/__main__.py"))
+    logged = {r["pid"] for r in records}
+    jobs = [r for r in records if r is not snakemake and (r["ppid"] == snakemake["pid"] or r["ppid"] not in logged)]
+    totals: dict[str, dict[str, float]] = {}
+
+    def add(name, processes, user, system):
+        total = totals.setdefault(name, {"processes": 0, "cpu_s": 0.0, "system_s": 0.0})
+        total["processes"] += processes
+        total["cpu_s"] += user + system
+        total["system_s"] += system
+
+    for job in jobs:
+        add(_step(job["argv"]), 1, job["user"] + job["children_user"], job["system"] + job["children_system"])
+    add("Snakemake itself", 1, snakemake["user"], snakemake["system"])
+    add("Snakemake's other children (shells, ILP solver, LaTeX)", 0,
+        snakemake["children_user"] - sum(j["user"] + j["children_user"] for j in jobs),
+        snakemake["children_system"] - sum(j["system"] + j["children_system"] for j in jobs))
+    return dict(sorted(totals.items(), key=lambda item: -item[1]["cpu_s"]))
+
+
+def describe_cpu(totals: dict[str, dict[str, float]]) -> str:
+    lines = ["| step | processes | CPU s | of which kernel |", "|---|---|---|---|"]
+    lines += [f"| {name} | {t['processes']} | {t['cpu_s']:.0f} | {t['system_s']:.0f} |" for name, t in totals.items()]
     return "\n".join(lines)
 
 

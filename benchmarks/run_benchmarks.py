@@ -5,8 +5,9 @@
     python benchmarks/run_benchmarks.py --keep DIR      # keep the cold run's copy in DIR (its results, its log)
 
 Measures: a cold run of the whole DAG at the default scale (ending with the PDF), with the CPU time
-of every job it ran divided by (wall time x cores), the CPU time per rule (from the `benchmark:`
-files) and the run's critical path (from its log, benchmarks/dag_profile.py); a no-op rerun;
+of every job it ran divided by (wall time x cores), the exact CPU time per step and of Snakemake
+itself (every Python process logs its own, benchmarks/process_log), the wall and sampled CPU time per
+rule (from the `benchmark:` files) and the run's critical path (from its log, benchmarks/dag_profile.py); a no-op rerun;
 rebuilding one figure after its script changed (a simulation figure and Figure 3); rebuilding the
 paper after a result changed; the arXiv tarball; the twins' training throughput and peak memory
 and the time to dequantise the GGUF models (from the cold run's own files); and the peak memory of
@@ -21,7 +22,6 @@ import argparse
 import csv
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -34,8 +34,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import copy_workflow  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "src"))
-from dag_profile import critical_path, describe, parse_log  # noqa: E402
+from dag_profile import critical_path, describe, describe_cpu, parse_log, process_cpu  # noqa: E402
 from result_tables import write_tables  # noqa: E402
+from scheduler import watched_run  # noqa: E402
 
 from behind_rope.atomic import write_json  # noqa: E402
 from results_doc import update  # noqa: E402
@@ -45,16 +46,6 @@ def timed(command, cwd) -> float:
     start = time.perf_counter()
     subprocess.run(command, cwd=cwd, check=True, capture_output=True, text=True)
     return time.perf_counter() - start
-
-
-def timed_with_cpu(command, cwd) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds of every process it started, user and system, and the system part) of a
-    child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall = timed(command, cwd)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    system = after.ru_stime - before.ru_stime
-    return wall, (after.ru_utime - before.ru_utime) + system, system
 
 
 def rule_times(work: Path) -> dict[str, dict[str, float]]:
@@ -101,7 +92,12 @@ def main() -> None:
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as scratch:
         work = copy_workflow(Path(scratch))
-        full, cpu, kernel = timed_with_cpu(snakemake, work)
+        # Every Python process of the cold run logs its exact CPU time (benchmarks/process_log).
+        process_log = work / "processes.jsonl"
+        hook = os.pathsep.join(filter(None, [str(ROOT / "benchmarks" / "process_log"), os.environ.get("PYTHONPATH")]))
+        cold = watched_run(snakemake, work, env=os.environ | {"PYTHONPATH": hook, "BEHIND_ROPE_PROCESS_LOG": str(process_log)})
+        steps = process_cpu(process_log.read_text().splitlines())
+        full, cpu, kernel, own = cold["wall_s"], cold["cpu_s"], cold["system_cpu_s"], cold["snakemake_cpu_s"]
         log = max((work / ".snakemake" / "log").glob("*.snakemake.log"), key=lambda p: p.stat().st_mtime).read_text()
         path = critical_path(parse_log(log))
         rules = rule_times(work)
@@ -132,9 +128,10 @@ def main() -> None:
     summary = {
         "machine": f"{cores} cores",
         "full_default_run_s": full, "full_default_run_cpu_s": cpu, "full_default_run_kernel_cpu_s": kernel,
+        "full_default_run_snakemake_cpu_s": own,
         "cpu_use": cpu / (full * cores),
         "noop_rerun_s": noop, "single_figure_after_edit_s": figure, "fig3_after_edit_s": fig3,
-        "paper_after_changed_claims_s": paper, "paper_tarball_s": tarball, "training": training, "rules": rules,
+        "paper_after_changed_claims_s": paper, "paper_tarball_s": tarball, "training": training, "rules": rules, "steps": steps,
         "critical_path": [{k: job[k] for k in ("rule", "wildcards")} | {"start": job["start"] - path[0]["start"],
                                                                        "seconds": job["end"] - job["start"]}
                           for job in path],
@@ -152,6 +149,7 @@ def main() -> None:
         f"| CPU time of every job / (wall time x {cores} cores) | {cpu:.0f} s / ({full:.0f} s x {cores}) = "
         f"{cpu / (full * cores):.2f} | >= 0.85 |",
         f"| of that CPU time, in the kernel (page faults, I/O) | {kernel:.0f} s | |",
+        f"| of that CPU time, Snakemake itself (scheduling, checks, `benchmark:` sampling) | {own:.0f} s | |",
         f"| dequantising the GGUF models (`cache_llm`, all models) | {rules.get('cache_llm', {}).get('s', 0):.0f} s | <= 60 s |",
         f"| score runs (`scores` and `variant_scores_*`, twins and LLMs, {rules.get('scores', {}).get('jobs', 0):.0f} jobs) | "
         f"{rules.get('scores', {}).get('s', 0):.0f} s | |",
@@ -168,10 +166,12 @@ def main() -> None:
     ])
     per_rule = "\n".join(["| rule | jobs | wall s (summed) | CPU s (summed) |", "|---|---|---|---|",
                           *(f"| {rule} | {t['jobs']} | {t['s']:.0f} | {t['cpu_time']:.0f} |" for rule, t in rules.items())])
-    print(table, per_rule, describe(path), sep="\n\n")
+    print(table, describe_cpu(steps), per_rule, describe(path), sep="\n\n")
     if args.update_docs:
         note = f"_Measured by `python benchmarks/run_benchmarks.py --update-docs` on {summary['machine']}._\n\n"
-        update("benchmarks", note + table + "\n\nWhere the time went, per rule (from the `benchmark:` files):\n\n"
+        update("benchmarks", note + table
+               + "\n\nWhere the CPU time went, per step (exact: each process's own, from benchmarks/process_log):\n\n"
+               + describe_cpu(steps) + "\n\nPer rule, with wall times (from the `benchmark:` files, which sample):\n\n"
                + per_rule + "\n\nThe critical path of the cold run (from its log):\n\n" + describe(path))
         write_tables(claims, "the same default-scale run")
 

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sys
+import threading
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -97,6 +98,15 @@ def settings(function, *wildcard_names, **fixed):
 def verbatim(value):
     """A param Snakemake must not format: captions hold LaTeX braces such as $\\sqrt{d}$."""
     return lambda wildcards: value
+
+
+def cancel_idle_rechecks():
+    """Snakemake's job-rate limiter leaves a timer for its next idle re-check (every 10 s, set in
+    workflow/profiles/default), and Python waits for it before exiting: seconds added to every short
+    run.  Once the run is over nothing needs it."""
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
 
 
 def score_group(wildcards):

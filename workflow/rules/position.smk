@@ -12,6 +12,8 @@ rule closed_system:
         "results/logs/position/{llm}.log",
     benchmark:
         "results/benchmarks/position/{llm}.tsv"
+    # With the other LLM jobs (scores.smk): left for last, it ran alone on one of the two cores.
+    priority: 20
     conda:
         HEAVY_ENV
     threads: job_threads("llm")

@@ -1,0 +1,25 @@
+"""Loaded by every Python process of a benchmarked run (benchmarks/run_benchmarks.py puts this folder on
+PYTHONPATH): at exit, a process appends its own CPU time, and that of the children it waited for, as
+one JSON line to $BEHIND_ROPE_PROCESS_LOG.  getrusage is exact, where Snakemake's `benchmark:` files
+sample a job's processes now and then (benchmarks/dag_profile.py sums the lines per step)."""
+
+import atexit
+import json
+import os
+import resource
+import sys
+
+
+def _record() -> None:
+    path = os.environ.get("BEHIND_ROPE_PROCESS_LOG")
+    if not path:
+        return
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    line = json.dumps({"pid": os.getpid(), "ppid": os.getppid(), "argv": sys.argv[:2],
+                       "user": own.ru_utime, "system": own.ru_stime,
+                       "children_user": children.ru_utime, "children_system": children.ru_stime})
+    with open(path, "a") as handle:  # one short append per process: lines of parallel jobs stay whole
+        handle.write(line + "\n")
+
+
+atexit.register(_record)

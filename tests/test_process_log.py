@@ -1,0 +1,45 @@
+"""The benchmark's exact CPU accounting: every Python process logs its own CPU time, and the log sums per step."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from dag_profile import process_cpu  # noqa: E402
+
+
+def test_every_python_process_of_a_run_logs_its_cpu_time(tmp_path):
+    log = tmp_path / "processes.jsonl"
+    env = os.environ | {"PYTHONPATH": str(ROOT / "benchmarks" / "process_log"), "BEHIND_ROPE_PROCESS_LOG": str(log)}
+    child = "sum(i * i for i in range(2_000_000))"
+    parent = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}], check=True)"
+    subprocess.run([sys.executable, "-c", parent], env=env, check=True)
+    first, second = (json.loads(line) for line in log.read_text().splitlines())
+    assert first["ppid"] == second["pid"]  # the child exits first, and its parent waited for it
+    assert first["user"] > 0.05
+    assert second["children_user"] >= first["user"]
+
+
+def record(pid, ppid, argv, user, children_user=0.0):
+    return json.dumps({"pid": pid, "ppid": ppid, "argv": argv, "user": user, "system": 0.0,
+                       "children_user": children_user, "children_system": 0.0})
+
+
+def test_cpu_is_summed_per_step_with_the_children_each_job_waited_for():
+    lines = [
+        record(2, 1, ["/x/behind_rope/__main__.py", "fetch-package"], 1.0, children_user=2.0),
+        record(3, 2, ["/venv/pip/__main__.py", "download"], 2.0),  # counted in its parent's children
+        record(4, 1, ["/x/behind_rope/__main__.py", "fetch-package"], 1.5),
+        record(5, 1, ["/w/.snakemake/scripts/tmpab12cd.fig2_simulation.py"], 3.0),
+        record(1, 0, ["/venv/snakemake/__main__.py", "--cores"], 4.0, children_user=10.0),
+    ]
+    totals = process_cpu(lines)
+    assert totals["fetch-package"] == {"processes": 2, "cpu_s": 4.5, "system_s": 0.0}
+    assert totals["script fig2_simulation"]["cpu_s"] == 3.0
+    assert totals["Snakemake itself"]["cpu_s"] == 4.0
+    # Of its 10 s of children, the jobs account for 7.5: the rest went to shells, the solver, LaTeX.
+    assert totals["Snakemake's other children (shells, ILP solver, LaTeX)"]["cpu_s"] == 2.5
+    assert "download" not in totals
