@@ -55,9 +55,13 @@ def critical_path(jobs: dict[int, dict]) -> list[dict]:
     return path[::-1]
 
 
-def describe(path: list[dict]) -> str:
-    start = path[0]["start"]
-    lines = ["| job | starts at (s) | takes (s) |", "|---|---|---|"]
+def run_start(jobs: dict[int, dict]) -> float:
+    """When the run's first job started: the zero of every "starts at"."""
+    return min(job["start"] for job in jobs.values())
+
+
+def describe(path: list[dict], start: float) -> str:
+    lines = ["| job | starts at (s after the run's first job) | takes (s) |", "|---|---|---|"]
     for job in path:
         label = f"{job['rule']} ({job['wildcards']})" if job["wildcards"] else job["rule"]
         lines.append(f"| {label} | {job['start'] - start:.0f} | {job['end'] - job['start']:.0f} |")
@@ -105,4 +109,5 @@ def describe_cpu(totals: dict[str, dict[str, float]]) -> str:
 
 
 if __name__ == "__main__":
-    print(describe(critical_path(parse_log(open(sys.argv[1]).read()))))
+    jobs = parse_log(open(sys.argv[1]).read())
+    print(describe(critical_path(jobs), run_start(jobs)))

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import copy_workflow  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "src"))
-from dag_profile import critical_path, describe, describe_cpu, parse_log, process_cpu  # noqa: E402
+from dag_profile import critical_path, describe, describe_cpu, parse_log, process_cpu, run_start  # noqa: E402
 from result_tables import write_tables  # noqa: E402
 from scheduler import watched_run  # noqa: E402
 
@@ -99,7 +99,8 @@ def main() -> None:
         steps = process_cpu(process_log.read_text().splitlines())
         full, cpu, kernel, own = cold["wall_s"], cold["cpu_s"], cold["system_cpu_s"], cold["snakemake_cpu_s"]
         log = max((work / ".snakemake" / "log").glob("*.snakemake.log"), key=lambda p: p.stat().st_mtime).read_text()
-        path = critical_path(parse_log(log))
+        jobs = parse_log(log)
+        path, started = critical_path(jobs), run_start(jobs)
         rules = rule_times(work)
         noop = timed(snakemake, work)
         script = work / "workflow" / "scripts" / "fig2_simulation.py"
@@ -132,7 +133,7 @@ def main() -> None:
         "cpu_use": cpu / (full * cores),
         "noop_rerun_s": noop, "single_figure_after_edit_s": figure, "fig3_after_edit_s": fig3,
         "paper_after_changed_claims_s": paper, "paper_tarball_s": tarball, "training": training, "rules": rules, "steps": steps,
-        "critical_path": [{k: job[k] for k in ("rule", "wildcards")} | {"start": job["start"] - path[0]["start"],
+        "critical_path": [{k: job[k] for k in ("rule", "wildcards")} | {"start": job["start"] - started,
                                                                        "seconds": job["end"] - job["start"]}
                           for job in path],
         "paper_scale_simulation_chunked": {"seconds": chunked_s, "peak_rss_mb": chunked_mb},
@@ -166,13 +167,13 @@ def main() -> None:
     ])
     per_rule = "\n".join(["| rule | jobs | wall s (summed) | CPU s (summed) |", "|---|---|---|---|",
                           *(f"| {rule} | {t['jobs']} | {t['s']:.0f} | {t['cpu_time']:.0f} |" for rule, t in rules.items())])
-    print(table, describe_cpu(steps), per_rule, describe(path), sep="\n\n")
+    print(table, describe_cpu(steps), per_rule, describe(path, started), sep="\n\n")
     if args.update_docs:
         note = f"_Measured by `python benchmarks/run_benchmarks.py --update-docs` on {summary['machine']}._\n\n"
         update("benchmarks", note + table
                + "\n\nWhere the CPU time went, per step (exact: each process's own, from benchmarks/process_log):\n\n"
                + describe_cpu(steps) + "\n\nPer rule, with wall times (from the `benchmark:` files, which sample):\n\n"
-               + per_rule + "\n\nThe critical path of the cold run (from its log):\n\n" + describe(path))
+               + per_rule + "\n\nThe critical path of the cold run (from its log):\n\n" + describe(path, started))
         write_tables(claims, "the same default-scale run")
 
 
