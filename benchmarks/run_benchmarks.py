@@ -6,12 +6,13 @@
 
 Measures: a cold run of the whole DAG at the default scale (ending with the PDF), with the CPU time
 of every job it ran divided by (wall time x cores), the exact CPU time per step and of Snakemake
-itself (every Python process logs its own, benchmarks/process_log), the wall and sampled CPU time per
-rule (from the `benchmark:` files) and the run's critical path (from its log, benchmarks/dag_profile.py); a no-op rerun;
-rebuilding one figure after its script changed (a simulation figure and Figure 3); rebuilding the
-paper after a result changed; the arXiv tarball; the twins' training throughput and peak memory
-and the time to dequantise the GGUF models (from the cold run's own files); and the peak memory of
-a paper-scale simulation (B = 100,000) run in chunks against the same run in a single chunk.  With
+itself (every Python process logs its own, benchmarks/process_log), the wall and sampled CPU time
+per rule (from the `benchmark:` files) and the run's critical path (from its log,
+benchmarks/dag_profile.py); a no-op rerun; rebuilding one figure after its script changed (a
+simulation figure and Figure 3); rebuilding the paper after a result changed; the arXiv tarball;
+the twins' training throughput and peak memory and the time to dequantise the GGUF models (from the
+cold run's own files); and the peak memory of a paper-scale simulation (B = 100,000) run in chunks
+against the same run in a single chunk.  With
 --update-docs it also rewrites docs/results.md's tables of results from the cold run's
 results/claims.json (benchmarks/result_tables.py).
 """
