@@ -68,9 +68,13 @@ def describe(path: list[dict], start: float) -> str:
     return "\n".join(lines)
 
 
+def _program(argv: list[str]) -> str:
+    return argv[0].replace("\\", "/")
+
+
 def _step(argv: list[str]) -> str:
     """What a process ran: a step of `python -m behind_rope`, a figure script, or a program's name."""
-    program = argv[0].replace("\\", "/")
+    program = _program(argv)
     if program.endswith("behind_rope/__main__.py") and len(argv) > 1:
         return argv[1]
     if "/.snakemake/scripts/" in program:  # Snakemake's copy of a script: tmp<random>.<name>.py
@@ -82,7 +86,9 @@ def process_cpu(lines: list[str]) -> dict[str, dict[str, float]]:
     """CPU seconds per step (its processes and the children they waited for), Snakemake's own, and the
     rest of Snakemake's children (its shells, its ILP solver, LaTeX), from one run's process log."""
     records = [json.loads(line) for line in lines if line.strip()]
-    snakemake = next(r for r in records if r["argv"][0].replace("\\", "/").endswith("snakemake/__main__.py"))
+    snakemake = next((r for r in records if _program(r["argv"]).endswith("snakemake/__main__.py")), None)
+    if snakemake is None:
+        raise ValueError("the process log has no Snakemake process: was the run started with `python -m snakemake`?")
     logged = {r["pid"] for r in records}
     jobs = [r for r in records if r is not snakemake and (r["ppid"] == snakemake["pid"] or r["ppid"] not in logged)]
     totals: dict[str, dict[str, float]] = {}
