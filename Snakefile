@@ -7,6 +7,8 @@
 
 
 configfile: "config/config.yaml"
+# The pre-registration: every claim, its criteria and controls (read after the config; --configfile goes on top).
+configfile: "config/claims.yaml"
 
 
 report: "workflow/report/workflow.rst"

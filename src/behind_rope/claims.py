@@ -13,7 +13,8 @@ from behind_rope import llm_claims
 LayerCheck = Callable[[dict], bool]
 
 
-def claim_c1(derivation: dict, monte_carlo: list[dict], dim: int, min_samples: int, tolerance: float) -> dict:
+def claim_c1(derivation: dict, monte_carlo: list[dict], monte_carlo_dim: int, min_samples: int, tolerance: float) -> dict:
+    dim = monte_carlo_dim
     at_dim = [row for row in monte_carlo if row["dim"] == dim]
     worst = max((row["max_abs_error"] for row in at_dim), default=float("inf"))
     enough = bool(at_dim) and min(row["samples"] for row in at_dim) >= min_samples
@@ -54,9 +55,9 @@ def _mask_claim(metrics_by_variant: dict, variants, controls, from_layer: int, c
     return {"measured": {"runs": runs, "controls": control_runs}, "passed": passed}
 
 
-def claim_c2(metrics_by_variant: dict, variants, controls, from_layer: int, min_locality: float) -> dict:
+def claim_c2(metrics_by_variant: dict, variants, no_mask_variants, from_layer: int, min_locality: float) -> dict:
     claim = _mask_claim(
-        metrics_by_variant, variants, controls, from_layer,
+        metrics_by_variant, variants, no_mask_variants, from_layer,
         lambda row: row["locality"] >= min_locality, ["locality", "nonrelative_index", "split_half_reliability"],
     )
     return {
@@ -70,12 +71,16 @@ def claim_c2(metrics_by_variant: dict, variants, controls, from_layer: int, min_
 DECOMPOSITION = ("relative_share", "query_offset_share", "visible_share", "sink", "start_deficit_visible")
 
 
-def claim_c4(metrics_by_variant: dict, variants, controls, from_layer: int, min_reliability: float) -> dict:
-    claim = _mask_claim(
-        metrics_by_variant, variants, controls, from_layer,
-        lambda row: row["split_half_reliability"] >= min_reliability and row["start_deficit"] < 0,
-        ["split_half_reliability", "start_deficit", "nonrelative_index"],
-    )
+def claim_c4(metrics_by_variant: dict, variants, no_mask_variants, from_layer: int, min_reliability: float,
+             max_start_deficit: float, report_from_layer: int) -> dict:
+    def check(row):
+        return row["split_half_reliability"] >= min_reliability and row["start_deficit"] < max_start_deficit
+
+    keys = ["split_half_reliability", "start_deficit", "nonrelative_index"]
+    claim = _mask_claim(metrics_by_variant, variants, no_mask_variants, from_layer, check, keys)
+    # Recorded, not decided: the same check from layer 2, where the paper's Figure 4 shows the pattern.
+    claim["measured"]["from_layer_2"] = _mask_claim(metrics_by_variant, variants, no_mask_variants, report_from_layer,
+                                                    check, keys)
     # Recorded, not decided: what the softmax can see of each run's non-relative part, every layer.
     claim["measured"]["decomposition"] = {name: {str(row["layer"]): {key: row[key] for key in DECOMPOSITION}
                                                  for row in metrics_by_variant[name]["layers"]}
@@ -83,7 +88,7 @@ def claim_c4(metrics_by_variant: dict, variants, controls, from_layer: int, min_
     return {
         "statement": "With the causal mask, RoPE's relative score pattern becomes non-relative, with lower "
         "scores at keys near the start; without the mask it stays relative.",
-        "threshold": f"split-half reliability >= {min_reliability} and start deficit < 0 in every layer "
+        "threshold": f"split-half reliability >= {min_reliability} and start deficit < {max_start_deficit:g} in every layer "
         f">= {from_layer} of every causal run; every no-mask control fails that check",
         **claim,
     }
@@ -93,104 +98,179 @@ def _layer(metrics: dict, layer: int) -> dict:
     return next(row for row in metrics["layers"] if row["layer"] == layer)
 
 
-def claim_c3(twin_metrics: dict, simulation_metrics: dict, training: dict, runs: dict, twin: str, untrained: str,
-             rope_twin: str, locality_layers, min_locality: float, amplification_layer: int,
-             min_amplification: float, simulation_variants) -> dict:
-    """Trained NoPE twin: locality from layer 2 on, stronger than the parameter-free simulation's.
+def _sanity(training: dict, min_gain: float) -> dict:
+    from behind_rope.train import sanity
 
-    ``runs`` maps roles to score runs named ``<twin>_<inputs>_<mask>`` (see workflow/rules/common.smk):
-    "runs" (held-out text) decide locality and amplification; on i.i.d. tokens, the "mask_probe"
-    (with the mask) must show locality in at least one locality layer where the "mask_probe_control"
-    (same weights, no mask) shows it in none: without a mask and without word order no position can
-    be told from another.  "untrained" must fail the claim; "comparisons" are recorded only.
+    return sanity(training["validation_loss"], training["unigram_loss"], min_gain) | {
+        "validation_loss": training["validation_loss"], "unigram_loss": training["unigram_loss"]}
+
+
+def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_statistics: dict, runs: dict, *, twin: str,
+             probe: str, simulation_variants, rope_twin: str, no_mask_probe: str, untrained: str, min_seeds: int,
+             confidence: float, min_seeds_passing: int, min_gain_over_unigram: float, locality_layers,
+             min_locality: float, amplification_layer: int, min_amplification: float, panels: dict,
+             text=None) -> dict:
+    """Trained NoPE twin, over its seeds: the mask makes it favour nearby keys, more strongly than the
+    parameter-free simulation does (behind_rope.seeds has the rule; config/claims.yaml the constants).
+
+    ``metrics`` maps ``<twin>/<run>`` to metrics files, ``training`` a twin to its training metrics and
+    ``panel_statistics`` a seed of the twin to its Figure 3 statistics (behind_rope.panels); ``runs`` is
+    experiments.c3_twin_runs.  The statistics are decided on the i.i.d. probe; the same statistics of the
+    same weights without the mask, and of every seed of the untrained twin, are controls that must fail
+    the same rule.  Held-out text is recorded, and so is Figure 3, panel by panel.
     """
-    def local(run):
-        rows = {str(layer): _layer(twin_metrics[run], layer)["locality"] for layer in locality_layers}
-        return {"shows_effect": all(value >= min_locality for value in rows.values()), "locality": rows}
+    from behind_rope.seeds import clears, seed_rule
 
     simulated = {name: _layer(simulation_metrics[name], amplification_layer)["key_slope"] for name in simulation_variants}
     reference = max(simulated.values())
+    thresholds = {f"locality_layer_{layer}": min_locality for layer in locality_layers} | {"amplification": min_amplification}
 
-    def amplification(run):
-        slope = _layer(twin_metrics[run], amplification_layer)["key_slope"]
-        return {"key_slope": slope, "amplification": slope / reference, "shows_effect": slope / reference >= min_amplification}
+    def statistics(run: str) -> dict:
+        values = {f"locality_layer_{layer}": _layer(metrics[run], layer)["locality"] for layer in locality_layers}
+        slope = _layer(metrics[run], amplification_layer)["key_slope"]
+        return values | {"amplification": slope / reference, "key_slope": slope}
 
-    roles = ("runs", "mask_probe", "mask_probe_control", "untrained", "comparisons")
-    observed = [run for role in roles for run in runs[role]]
-    locality = {run: local(run) for run in observed}
-    amplified = {run: amplification(run) for run in observed}
-    sanity = {name: training[name]["sanity"] | {"validation_loss": training[name]["validation_loss"],
-                                                "unigram_loss": training[name]["unigram_loss"]} for name in training}
+    def decide(values_by_seed: dict[str, dict]) -> dict:
+        rules = {name: seed_rule({seed: values[name] for seed, values in values_by_seed.items()}, threshold, "at_least",
+                                 confidence, min_seeds_passing, min_seeds) for name, threshold in thresholds.items()}
+        return {"statistics": rules, "passed": all(rule["passed"] for rule in rules.values())}
 
-    def passes(run, model):
-        return sanity[model]["passed"] and locality[run]["shows_effect"] and amplified[run]["shows_effect"]
+    def on_its_own(values: dict) -> bool:
+        return all(clears(values[name], threshold, "at_least") for name, threshold in thresholds.items())
 
-    def local_layers(run):
-        return {layer for layer, value in locality[run]["locality"].items() if value >= min_locality}
+    seeds = {}
+    for name, roles in runs["seeds"].items():
+        stats = {role: statistics(run) for role, run in roles.items()}
+        seeds[name] = {"seed": training[name].get("seed"), **stats, "passes_on_its_own": on_its_own(stats["probe"]),
+                       "sanity": _sanity(training[name], min_gain_over_unigram),
+                       "steps": training[name]["steps"], "stopped_early": training[name].get("stopped_early"),
+                       "cpu_capability": training[name].get("cpu_capability")}
+    untrained_seeds = {name: {role: statistics(run) for role, run in roles.items()} for name, roles in runs["untrained"].items()}
+    for name, stats in untrained_seeds.items():
+        stats["passes_on_its_own"] = on_its_own(stats["probe"])
+        stats["sanity"] = _sanity(training[name], min_gain_over_unigram)
 
-    checks = {
-        "training_sanity": sanity[twin]["passed"] and sanity[rope_twin]["passed"],
-        "locality": all(locality[run]["shows_effect"] for run in runs["runs"]),
-        "locality_from_the_mask": all(local_layers(run) for run in runs["mask_probe"])
-        and not any(local_layers(run) for run in runs["mask_probe_control"]),
-        "amplification": all(amplified[run]["shows_effect"] for run in runs["runs"]),
-        "untrained_twin_fails": not any(passes(run, untrained) for run in runs["untrained"]),
+    probe_rule = decide({name: seed["probe"] for name, seed in seeds.items()})
+    controls = {
+        "no_mask_probe": {"run": no_mask_probe, **decide({name: seed["probe_no_mask"] for name, seed in seeds.items()})},
+        "untrained": {"twin": untrained, **decide({name: seed["probe"] for name, seed in untrained_seeds.items()}),
+                      "seeds": untrained_seeds},
     }
+    panel_rules = {}
+    for letter, bounds in panels.items():
+        rules = {}
+        for stat, bound in bounds.items():
+            ((direction, limit),) = bound.items()
+            values = {seed: panel_statistics[seed][letter][stat] for seed in panel_statistics}
+            rules[stat] = seed_rule(values, limit, direction, confidence, min_seeds_passing, min_seeds)
+        panel_rules[letter] = {"statistics": rules, "passed": all(rule["passed"] for rule in rules.values())}
+    sanity = {name: seed["sanity"] for name, seed in seeds.items()} | {rope_twin: _sanity(training[rope_twin], min_gain_over_unigram)}
+    checks = {
+        "enough_seeds": len(seeds) >= min_seeds,
+        "training_sanity": all(entry["passed"] for entry in sanity.values()),
+        **{f"{name}_on_iid_tokens": rule["passed"] for name, rule in probe_rule["statistics"].items()},
+        "no_mask_probe_fails": not controls["no_mask_probe"]["passed"],
+        "untrained_twin_fails": not controls["untrained"]["passed"],
+    }
+    layers = ", ".join(map(str, locality_layers))
+    first_seed, first_untrained = next(iter(runs["seeds"])), next(iter(runs["untrained"]))
+    shown = {**runs["seeds"][first_seed], **{f"untrained_{role}": run for role, run in runs["untrained"][first_untrained].items()}}
     return {
-        "statement": "A decoder trained without positional encoding favours nearby keys from layer 2 on, and its "
-        "learned weights make that position dependence stronger than the parameter-free simulation's.",
-        "threshold": f"both twins beat a unigram model by the configured margin; on held-out text, locality >= "
-        f"{min_locality} in layers {list(locality_layers)} and a layer-{amplification_layer} key slope >= "
-        f"{min_amplification} x the largest simulated one ({', '.join(simulation_variants)}); on i.i.d. tokens, "
-        "locality in at least one of those layers with the mask and in none without it; the untrained twin fails",
+        "statement": "A decoder trained without positional encoding favours nearby keys because of the causal mask, "
+        "and its learned weights make that position dependence stronger than the parameter-free simulation's.",
+        "threshold": f"over >= {min_seeds} seeds of the NoPE twin on i.i.d. tokens, each of locality (layers {layers}) "
+        f">= {min_locality} and layer-{amplification_layer} key slope >= {min_amplification} x the largest simulated one: "
+        f"the lower end of the {confidence:.0%} t-interval of the mean clears it and >= {min_seeds_passing} seeds clear it "
+        f"on their own; every seed and the RoPE twin beat a unigram model by {min_gain_over_unigram} nats; the same "
+        "weights without the mask, and the untrained twin's seeds, fail the same rule",
         "measured": {
+            "seeds": seeds,
+            "probe": probe_rule,
+            "controls": controls,
+            "panels": panel_rules,
             "sanity": sanity,
-            "locality": {role: {run: locality[run] for run in runs[role]} for role in roles},
             "simulation_key_slopes": simulated,
-            "amplification": {role: {run: amplified[run] for run in runs[role]} for role in roles},
-            "all_layers": {run: twin_metrics[run]["layers"] for run in observed},
+            # Every layer of the first seed's runs (the twin Figure 3 shows) and of its untrained twin.
+            "all_layers": {run.replace("/", "_"): metrics[run]["layers"] for run in shown.values()},
             "checks": checks,
         },
         "passed": all(checks.values()),
     }
 
 
-def rope_twin_evidence(twin_metrics: dict, runs, from_layer: int, min_reliability: float) -> dict:
-    """The C4 check on the trained RoPE twin: recorded next to C4 as evidence, not part of its pass."""
+def rope_twin_evidence(metrics: dict, runs: dict, from_layer: int, min_reliability: float,
+                       max_start_deficit: float) -> dict:
+    """The C4 check on the trained RoPE twin (``runs``: label -> ``<twin>/<run>``): recorded next to C4 as
+    evidence, not part of its pass."""
     def summary(run):
-        rows = _layers_from(twin_metrics[run], from_layer)
+        rows = _layers_from(metrics[run], from_layer)
         return {
-            "meets_c4_check": all(r["split_half_reliability"] >= min_reliability and r["start_deficit"] < 0 for r in rows),
+            "meets_c4_check": all(r["split_half_reliability"] >= min_reliability and r["start_deficit"] < max_start_deficit
+                                  for r in rows),
             "layers": {str(r["layer"]): {k: r[k] for k in ("split_half_reliability", "nonrelative_index", "start_deficit")}
-                       for r in twin_metrics[run]["layers"]},
+                       for r in metrics[run]["layers"]},
         }
 
-    return {run: summary(run) for run in runs}
+    return {label: summary(run) for label, run in runs.items()}
 
 
-def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: dict, settings: dict,
-           position_claims: dict) -> dict:
+def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: dict, panel_statistics: dict,
+           settings: dict, position_claims: dict) -> dict:
     """Every claim: C1-C5 from the metrics files keyed ``<source>/<run>`` (experiments.claims_settings names
-    the runs), then C6-C8 as the position-claims step decided them."""
+    the runs), then C6-C8 as the position-claims step decided them; each with the commit that last changed
+    its criterion."""
     claims, twin_runs, llm_runs = settings["claims"], settings["twin_runs"], settings["llm_runs"]
     simulation = {key.split("/", 1)[1]: value for key, value in metrics.items() if key.startswith("simulation/")}
-    twin_metrics = {label: metrics[run] for role in twin_runs.values() for label, run in role.items()}
-    twin_labels = {role: list(runs) for role, runs in twin_runs.items()}
     result = {
         "C1": claim_c1(derivation, monte_carlo, **claims["C1"]),
         "C2": claim_c2(simulation, **claims["C2"]),
-        "C3": claim_c3(twin_metrics, simulation, training, twin_labels, **claims["C3"]),
+        "C3": claim_c3(metrics, simulation, training, panel_statistics, twin_runs, **claims["C3"]),
         "C4": claim_c4(simulation, **claims["C4"]),
-        **llm_claims.claims_c5(metrics, llm_runs, **claims["C5"]),
+        **llm_claims.claims_c5(metrics, llm_runs, {name: claims[name] for name in ("C5a", "C5b", "C5c", "C5d")}),
     }
+    c4 = claims["C4"]
     result["C4"]["measured"]["trained_rope_twin"] = rope_twin_evidence(
-        twin_metrics, twin_labels["rope_twin"], claims["C4"]["from_layer"], claims["C4"]["min_reliability"])
-    return result | position_claims
+        metrics, twin_runs["rope_twin"], c4["from_layer"], c4["min_reliability"], c4["max_start_deficit"])
+    result |= position_claims
+    commits = settings.get("criterion_commits", {})
+    for name, claim in result.items():
+        entry = "C8" if name.startswith("C8") else name
+        claim["criterion_commit"] = commits.get(entry, "unknown")
+        claim["paper"] = settings["entries"][entry]["paper"]
+    return result
+
+
+def c3_detail_lines(claim: dict) -> list[str]:
+    """C3 per seed, per statistic over the seeds, its controls, and Figure 3 panel by panel."""
+    from behind_rope.seeds import describe
+
+    measured = claim["measured"]
+    lines = []
+    for name, seed in measured["seeds"].items():
+        values = ", ".join(f"{key} {value:.3g}" for key, value in seed["probe"].items() if key != "key_slope")
+        lines.append(f"seed {seed['seed']} ({name}, {seed['steps']} steps): {values}; on its own "
+                     f"{'PASS' if seed['passes_on_its_own'] else 'FAIL'}; sanity {'PASS' if seed['sanity']['passed'] else 'FAIL'}")
+    lines += [f"{name} over seeds: {describe(rule)}" for name, rule in measured["probe"]["statistics"].items()]
+    for control, result in measured["controls"].items():
+        verdict = "FAIL, as it must" if not result["passed"] else "PASS (a control that passes fails the claim)"
+        parts = "; ".join(f"{name} {describe(rule)}" for name, rule in result["statistics"].items())
+        lines.append(f"control {control}: {verdict} ({parts})")
+    for letter, panel in measured["panels"].items():
+        parts = "; ".join(f"{name} {describe(rule)}" for name, rule in panel["statistics"].items())
+        lines.append(f"Figure 3 panel ({letter}): {'PASS' if panel['passed'] else 'FAIL'} ({parts})")
+    return lines
 
 
 def summary_lines(claims: dict) -> list[str]:
-    """One line per claim: its verdict and its threshold (printed by the claims step and at the end of a run)."""
-    return [f"{name}: {'PASS' if claim['passed'] else 'FAIL'}  ({claim['threshold']})" for name, claim in claims.items()]
+    """One line per claim, its verdict and its threshold, and for C3 its seeds and panels (printed by the
+    claims step and at the end of a run)."""
+    lines = []
+    for name, claim in claims.items():
+        commit = claim.get("criterion_commit", "unknown")
+        lines.append(f"{name}: {'PASS' if claim['passed'] else 'FAIL'}  ({claim['threshold']}; criterion {commit})")
+        if name == "C3":
+            lines += [f"    {line}" for line in c3_detail_lines(claim)]
+    return lines
 
 
 def print_summary(path) -> None:

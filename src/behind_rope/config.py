@@ -58,10 +58,15 @@ def merge(base: dict, overlay: dict) -> dict:
     return base
 
 
+# The files every run reads, in order (the Snakefile's `configfile:` lines); --configfile overlays go on top.
+BASE_FILES = ("config/config.yaml", "config/claims.yaml")
+
+
 def load(*overlays: str | Path, root: Path = ROOT) -> dict:
-    """The validated config: ``config/config.yaml`` with each overlay (a path relative to ``root``) merged in."""
-    config = load_yaml((root / "config" / "config.yaml").read_text())
-    for overlay in overlays:
+    """The validated config: ``config/config.yaml`` and the pre-registration ``config/claims.yaml``, with
+    each overlay (a path relative to ``root``) merged in."""
+    config = {}
+    for overlay in (*BASE_FILES, *overlays):
         config = merge(config, load_yaml((root / overlay).read_text()))
     return validate(config)
 
@@ -85,18 +90,44 @@ def validate(config: dict, schema: dict | None = None) -> dict:
         if spec["window"] is not None and not spec["causal"]:
             raise ConfigError(f"Config error: 'simulation.variants.{name}' has a window but no causal mask; a sliding "
                               "window is a causal mask, so set causal: true.")
-    references = [(f"claims.{claim}.{role}", config["claims"][claim][role]) for claim in ("C2", "C4") for role in ("variants", "controls")]
-    references.append(("claims.C3.simulation_variants", config["claims"]["C3"]["simulation_variants"]))
-    references += [(f"claims.C6.{role}", config["claims"]["C6"][role]) for role in ("simulation_variants", "simulation_controls")]
-    c8 = config["claims"]["C8"]
-    references += [("claims.C8.simulation_ntk", c8["simulation_ntk"]),
-                   ("claims.C8", [c8["simulation_reference"], c8["simulation_window"]])]
+    claims = config["claims"]
+    references = [(f"claims.{claim}.runs.variants", claims[claim]["runs"]["variants"]) for claim in ("C2", "C4")]
+    references += [(f"claims.{claim}.controls.no_mask_variants", claims[claim]["controls"]["no_mask_variants"])
+                   for claim in ("C2", "C4")]
+    references.append(("claims.C3.runs.simulation_variants", claims["C3"]["runs"]["simulation_variants"]))
+    references += [("claims.C6.runs.simulation_variants", claims["C6"]["runs"]["simulation_variants"]),
+                   ("claims.C6.controls.simulation_controls", claims["C6"]["controls"]["simulation_controls"])]
+    c8 = claims["C8"]["recorded"]
+    references += [("claims.C8.recorded.simulation_ntk", c8["simulation_ntk"]),
+                   ("claims.C8.recorded", [c8["simulation_reference"], c8["simulation_window"]])]
     for key, names in references:
         for name in names:
             if name not in variants:
                 raise ConfigError(f"Config error: '{key}' names the unknown variant {name!r}; it must be one of {', '.join(variants)}.")
+    expand_seeds(config["training"]["twins"])
     _check_data_references(config)
     return config
+
+
+def expand_seeds(twins: dict) -> None:
+    """One twin per seed of a twin with ``seeds``: the first seed keeps the name, the others are
+    ``<name>_seed<k>``; each records its ``seed`` and the twin it is a seed of (``seed_of``)."""
+    for name, spec in list(twins.items()):
+        seeds = spec.pop("seeds", None)
+        if seeds is None:
+            continue
+        for index, seed in enumerate(seeds):
+            twin = name if index == 0 else f"{name}_seed{seed}"
+            if index and twin in twins:
+                raise ConfigError(f"Config error: 'training.twins.{name}.seeds' makes the twin {twin!r}, which is "
+                                  "already a twin; rename one of them.")
+            twins[twin] = {**spec, "seed": seed, "seed_of": name}
+
+
+def seed_twins(config: dict, twin: str) -> list[str]:
+    """Every seed of a twin (the twin itself first); a twin without seeds is its only one."""
+    group = [name for name, spec in config["training"]["twins"].items() if spec.get("seed_of") == twin]
+    return group or [twin]
 
 
 def _check_data_references(config: dict) -> None:
@@ -134,28 +165,48 @@ def _check_data_references(config: dict) -> None:
             raise ConfigError(f"Config error: 'llm.variants.{name}.models' names {unknown[0]!r}, which is not in "
                               f"llm.models ({', '.join(llm['models'])}).")
     _check_position_claims(config)
-    c5_layers = config["claims"]["C5"]["layers"]
+    c5_layers = config["claims"]["C5a"]["criteria"]["layers"]
     if c5_layers[0] != 1 or c5_layers != sorted(set(c5_layers)):
-        raise ConfigError("Config error: 'claims.C5.layers' must start at layer 1 and increase, e.g. [1, 2, 3, 4].")
-    if config["claims"]["C5"]["min_layers"] > len(c5_layers) - 1:
-        raise ConfigError("Config error: 'claims.C5.min_layers' is more than the layers after layer 1 in 'claims.C5.layers'.")
-    if any(llm["inputs"][name]["layers"] != "all" and max(c5_layers) > llm["inputs"][name]["layers"]
+        raise ConfigError("Config error: 'claims.C5a.criteria.layers' must start at layer 1 and increase, e.g. [1, 2, 3, 4].")
+    if config["claims"]["C5a"]["criteria"]["min_layers"] > len(c5_layers) - 1:
+        raise ConfigError("Config error: 'claims.C5a.criteria.min_layers' is more than the layers after layer 1 in "
+                          "'claims.C5a.criteria.layers'.")
+    checked = max([*c5_layers, *(max(config["claims"][name]["criteria"]["layers"]) for name in ("C5b", "C5c", "C5d"))])
+    if any(llm["inputs"][name]["layers"] != "all" and checked > llm["inputs"][name]["layers"]
            for name in ("text", "random", "fig5")):
-        raise ConfigError("Config error: 'claims.C5.layers' asks for layers beyond what 'llm.inputs.text', "
+        raise ConfigError("Config error: the layers of claims C5a-C5d go beyond what 'llm.inputs.text', "
                           "'llm.inputs.random' or 'llm.inputs.fig5' records (their 'layers').")
-    c3 = config["claims"]["C3"]
-    for role, positional in (("twin", "nope"), ("untrained", "nope"), ("rope_twin", "rope")):
+    c3 = claim_arguments(config, "C3")
+    for key, role, positional in (("runs.twin", "twin", "nope"), ("controls.untrained", "untrained", "nope"),
+                                  ("runs.rope_twin", "rope_twin", "rope")):
         twin = twins.get(c3[role])
         if twin is None or twin["positional"] != positional:
-            raise ConfigError(f"Config error: 'claims.C3.{role}' is {c3[role]!r}, but it must name a {positional} twin "
+            raise ConfigError(f"Config error: 'claims.C3.{key}' is {c3[role]!r}, but it must name a {positional} twin "
                               f"under training.twins ({', '.join(twins)}).")
-    if twins[c3["untrained"]].get("steps", config["training"]["steps"]) != 0:
-        raise ConfigError(f"Config error: 'claims.C3.untrained' names {c3['untrained']!r}, which trains; give it steps: 0.")
+    if any(twins[name].get("steps", config["training"]["steps"]) != 0 for name in seed_twins(config, c3["untrained"])):
+        raise ConfigError(f"Config error: 'claims.C3.controls.untrained' names {c3['untrained']!r}, which trains; give it steps: 0.")
+    seeds = [twins[name].get("seed") for name in seed_twins(config, c3["twin"])]
+    untrained_seeds = [twins[name].get("seed") for name in seed_twins(config, c3["untrained"])]
+    if seeds != untrained_seeds:
+        raise ConfigError(f"Config error: the seeds of 'training.twins.{c3['untrained']}' must be those of "
+                          f"'training.twins.{c3['twin']}' ({seeds}): each is the initial weights of one seed.")
+    if c3["min_seeds_passing"] > c3["min_seeds"]:
+        raise ConfigError("Config error: 'claims.C3.criteria.min_seeds_passing' is more than 'min_seeds'.")
     layers = config["training"]["model"]["layers"]
     if max([*c3["locality_layers"], c3["amplification_layer"]]) > layers:
-        raise ConfigError(f"Config error: 'claims.C3' asks for layers beyond the twins' {layers} (training.model.layers).")
+        raise ConfigError(f"Config error: 'claims.C3.criteria' asks for layers beyond the twins' {layers} (training.model.layers).")
     if config["twin_analysis"]["seq_len"] > data["seq_len"]:
         raise ConfigError("Config error: 'twin_analysis.seq_len' must be at most 'data.seq_len'.")
+
+
+CLAIM_PARTS = ("runs", "controls", "criteria", "recorded")
+
+
+def claim_arguments(config: dict, name: str) -> dict:
+    """A claim's runs, controls, criteria and recorded values as one mapping (the keyword arguments of the
+    function that decides it)."""
+    entry = config["claims"][name]
+    return {key: value for part in CLAIM_PARTS for key, value in entry.get(part, {}).items()}
 
 
 def _check_llm_inputs(sets: dict) -> None:
@@ -171,14 +222,15 @@ def _check_llm_inputs(sets: dict) -> None:
 
 def _check_position_claims(config: dict) -> None:
     """Claims C6-C8 name token sets, model variants and a model with sliding-window layers."""
-    llm, c7, c8 = config["llm"], config["claims"]["C7"], config["claims"]["C8"]
+    c7, c8 = (claim_arguments(config, name) for name in ("C7", "C8"))
+    llm = config["llm"]
     if c7["inputs"] not in llm["inputs"]:
-        raise ConfigError(f"Config error: 'claims.C7.inputs' is {c7['inputs']!r}, which is not a token set of llm.inputs.")
-    for key, names in (("claims.C7", [c7["replacement"], *c7["controls"], *c7["recorded"]]),
-                       ("claims.C8.ntk_variants", c8["ntk_variants"])):
+        raise ConfigError(f"Config error: 'claims.C7.runs.inputs' is {c7['inputs']!r}, which is not a token set of llm.inputs.")
+    for key, names in (("claims.C7", [c7["replacement"], *c7["control_replacements"], *c7["recorded_replacements"]]),
+                       ("claims.C8.runs.ntk_variants", c8["ntk_variants"])):
         for name in names:
             if name not in llm["variants"]:
                 raise ConfigError(f"Config error: '{key}' names {name!r}, which is not a variant of llm.variants "
                                   f"({', '.join(llm['variants']) or 'none'}).")
     if c8["sliding_model"] not in config["pretrained"]:
-        raise ConfigError(f"Config error: 'claims.C8.sliding_model' is {c8['sliding_model']!r}, which is not under pretrained.")
+        raise ConfigError(f"Config error: 'claims.C8.runs.sliding_model' is {c8['sliding_model']!r}, which is not under pretrained.")

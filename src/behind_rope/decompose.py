@@ -276,14 +276,12 @@ def key_profile_share(residual: np.ndarray, exclude_keys: Sequence[int] = (0,)) 
     return float(share) if share.ndim == 0 else share
 
 
-def sink(residual: np.ndarray, key: int = 0, late_from: int | None = None) -> float | np.ndarray:
-    """Mean residual of ``key`` over late queries (i >= S // 2 by default): the sink as its own quantity.
+def sink(residual: np.ndarray, late_from: int, key: int = 0) -> float | np.ndarray:
+    """Mean residual of ``key`` over late queries (i >= ``late_from``): the sink as its own quantity.
 
     With key 0 excluded from the fit, this is the sink's score above what the query offset and
     the relative part predict at its position.  NaN when no late query sees the key.
     """
-    seq_len = residual.shape[-1]
-    late_from = seq_len // 2 if late_from is None else late_from
     column = residual[..., max(late_from, key + 1):, key]
     finite = np.isfinite(column)
     count = finite.sum(axis=-1)
@@ -292,36 +290,19 @@ def sink(residual: np.ndarray, key: int = 0, late_from: int | None = None) -> fl
     return float(mean) if mean.ndim == 0 else mean
 
 
-def start_deficit(matrix: np.ndarray, start_keys: int | None = None) -> float | np.ndarray:
-    """Mean of ``matrix`` at start keys minus its mean at mid-context keys, over late queries.
+def start_deficit(matrix: np.ndarray, start_keys: int, late_from: int) -> float | np.ndarray:
+    """Mean of ``matrix`` at start keys minus its mean at mid-context keys, over late queries (i >= ``late_from``).
 
-    Late queries are i >= S // 2.  Start keys are 1 .. ``start_keys`` (default S // 10, at least
-    one); key 0 is left out, so the sink, measured by :func:`sink`, does not pass for a start
-    effect.  Mid-context keys come after the start keys and lie more than ``start_keys`` positions
-    before the query (as in :func:`behind_rope.metrics.start_deficit`): the query's neighbourhood
-    follows its own near-diagonal drift.  Pass the diagonal-normalised matrix for the paper's
-    measure, the residual of :func:`decompose` for the softmax-visible one.  Negative when early
-    keys score lower; NaN when the mask hides every start key from the late queries.
+    Start keys are 1 .. ``start_keys``; key 0 is left out, so the sink, measured by :func:`sink`, does
+    not pass for a start effect.  Mid-context keys come after the start keys and lie more than
+    ``start_keys`` positions before the query (:func:`behind_rope.metrics.key_group_contrast`).  Pass
+    the diagonal-normalised matrix for the paper's measure, the residual of :func:`decompose` for the
+    softmax-visible one.  Negative when early keys score lower; NaN when the mask hides every start key
+    from the late queries.
     """
-    matrix = np.asarray(matrix, dtype=float)
-    seq_len = matrix.shape[-1]
-    start_keys = start_keys or max(1, seq_len // 10)
-    rows, cols = np.indices((seq_len, seq_len))
-    late = rows >= seq_len // 2
-    near_start = late & (cols >= 1) & (cols <= start_keys) & (cols < rows)
-    mid_context = late & (cols > start_keys) & (cols < rows - start_keys)
-    if not near_start.any() or not mid_context.any():
-        raise ValueError(f"sequence of {seq_len} positions is too short for a start deficit")
-    finite = np.isfinite(matrix)
+    from behind_rope.metrics import key_group_contrast
 
-    def mean(where: np.ndarray) -> np.ndarray:
-        use = where & finite
-        count = use.sum(axis=(-2, -1))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(count > 0, np.where(use, matrix, 0.0).sum(axis=(-2, -1)) / count, np.nan)
-
-    deficit = mean(near_start) - mean(mid_context)
-    return float(deficit) if deficit.ndim == 0 else deficit
+    return key_group_contrast(matrix, np.arange(1, start_keys + 1), start_keys + 1, start_keys, late_from)
 
 
 def softmax_weights(scores: np.ndarray) -> np.ndarray:

@@ -63,8 +63,8 @@ def twin_settings(config: dict, twin: str) -> dict:
     size["rope_theta"] = float(size["rope_theta"])
     train = {key: training[key] for key in TRAIN_KEYS}
     return {"twin": twin, "positional": spec["positional"], "size": size,
-            "train": {**train, "steps": spec.get("steps", training["steps"]), "seed": config["seed"]},
-            "min_gain": training["min_gain_over_unigram"], "device": training["device"]}
+            "train": {**train, "steps": spec.get("steps", training["steps"]), "seed": spec.get("seed", config["seed"])},
+            "stop_when": training["stop_when"], "device": training["device"]}
 
 
 def twin_files(twin: str) -> dict[str, str]:
@@ -122,7 +122,7 @@ class ModelVariant:
 def scored_llms(config: dict) -> list[str]:
     """The pretrained models that get token sets and score runs: llm.models, and the model claim C8b
     reads for its sliding-window layers."""
-    return list(dict.fromkeys([*config["llm"]["models"], config["claims"]["C8"]["sliding_model"]]))
+    return list(dict.fromkeys([*config["llm"]["models"], config["claims"]["C8"]["runs"]["sliding_model"]]))
 
 
 def llm_variant_names(config: dict) -> list[str]:
@@ -211,6 +211,19 @@ def variant_score_settings(config: dict, inputs: str, mask: str, model: str) -> 
     return {"runs": [score_settings(config, variant, inputs, mask) for variant in model_variants(config, model)]}
 
 
+def twin_score_runs() -> list[str]:
+    """The score runs every twin makes, in one job (twin-scores): held-out text and i.i.d. tokens, each
+    with and without the mask (a few seconds each, against a start-up of several)."""
+    return [run_name(inputs, mask) for inputs in TWIN_INPUTS for mask in MASKS]
+
+
+def twin_score_settings(config: dict, twin: str) -> dict:
+    """Every score run of one twin, each with its tokens, and the inputs of its Figure 3 Gram matrices."""
+    runs = [{**score_settings(config, twin, *run.split("_")), "tokens": tokens_file(twin, run.split("_")[0])}
+            for run in twin_score_runs()]
+    return {"runs": runs, "gram": {"twin": f"results/training/{twin}", "tokens": tokens_file(twin, "text")}}
+
+
 def score_model_files(config: dict, model: str) -> list[str]:
     if model_kind(config, model) == "twin":
         return [twin_files(model)["model"]]
@@ -220,56 +233,79 @@ def score_model_files(config: dict, model: str) -> list[str]:
 # --- The runs the claims read -----------------------------------------------------------------
 
 
-def c3_twin_runs(config: dict) -> dict[str, dict[str, str]]:
-    """The twin score runs that claims C3 and C4 read: {role: {label: "<twin>/<inputs>_<mask>"}}.
+def measures_settings(config: dict) -> dict:
+    """The shared definitions every metrics file is computed with (config/claims.yaml, ``measures:``)."""
+    return config["measures"]
 
-    C3 is decided on held-out text, as in the paper.  On text, neighbouring tokens are related,
-    so text alone makes some locality (the no-mask text run is recorded as a comparison); the
-    probe on i.i.d. tokens, with and without the mask, isolates what the mask makes.
+
+def claim(config: dict, name: str) -> dict:
+    """A claim's runs, controls, criteria and recorded values as one mapping (config/claims.yaml)."""
+    from behind_rope.config import claim_arguments
+
+    return claim_arguments(config, name)
+
+
+def c3_twin_runs(config: dict) -> dict:
+    """The twin score runs that claims C3 and C4 read, each as ``<twin>/<inputs>_<mask>``.
+
+    C3 is decided on i.i.d. tokens, over every seed of the NoPE twin: with no word order only the mask
+    can make positions differ, and the same weights without the mask are its control, as is every seed
+    of the untrained twin.  Held-out text, with and without the mask, is recorded (text alone makes
+    neighbouring tokens related).  The RoPE twin's runs are recorded beside C4.
     """
-    c3 = config["claims"]["C3"]
-    twin, untrained, rope = c3["twin"], c3["untrained"], c3["rope_twin"]
-    roles = {
-        "runs": [(twin, "text", "causal")],
-        "mask_probe": [(twin, "random", "causal")],
-        "mask_probe_control": [(twin, "random", "noncausal")],
-        "comparisons": [(twin, "text", "noncausal")],
-        "untrained": [(untrained, "text", "causal"), (untrained, "random", "causal")],
-        "rope_twin": [(rope, "text", "causal"), (rope, "random", "causal"), (rope, "random", "noncausal")],
+    from behind_rope.config import seed_twins
+
+    c3 = claim(config, "C3")
+    runs = {"probe": c3["probe"], "probe_no_mask": c3["no_mask_probe"], "text": "text_causal",
+            "text_no_mask": "text_noncausal"}
+    untrained = {"probe": c3["probe"], "text": "text_causal"}
+    rope = ("text_causal", "random_causal", "random_noncausal")
+    return {
+        "seeds": {twin: {role: f"{twin}/{run}" for role, run in runs.items()} for twin in seed_twins(config, c3["twin"])},
+        "untrained": {twin: {role: f"{twin}/{run}" for role, run in untrained.items()}
+                      for twin in seed_twins(config, c3["untrained"])},
+        "rope_twin": {f"{c3['rope_twin']}_{run}": f"{c3['rope_twin']}/{run}" for run in rope},
     }
-    return {role: {f"{name}_{inputs}_{mask}": f"{name}/{run_name(inputs, mask)}" for name, inputs, mask in runs}
-            for role, runs in roles.items()}
 
 
-C5_RUNS = {"text_causal": ("text", "causal"), "random_causal": ("random", "causal"),
-           "random_noncausal": ("random", "noncausal"), "figure5": ("fig5", "causal")}
+def gram_files(config: dict) -> dict[str, str]:
+    """Figure 3's Gram matrices of every seed of C3's NoPE twin (its panel checks)."""
+    from behind_rope.config import seed_twins
+
+    return {twin: f"results/gram/{twin}.npz" for twin in seed_twins(config, claim(config, "C3")["twin"])}
+
+
+C5_CLAIMS = ("C5a", "C5b", "C5c", "C5d")
+C5_ROLES = ("text", "iid", "iid_no_mask", "figure5")
 
 
 def c5_runs(config: dict) -> dict[str, dict[str, str]]:
-    """Per model, the runs claim C5 reads: text with the mask, i.i.d. tokens with and without it (C5a),
-    and the Figure 5 run (C5b)."""
-    return {model: {role: f"{model}/{run_name(*run)}" for role, run in C5_RUNS.items()} for model in config["llm"]["models"]}
+    """Per model, the runs claims C5a-C5d read (their runs, controls and recorded runs): text and i.i.d.
+    tokens with the mask, i.i.d. tokens without it, and the Figure 5 run."""
+    named = {}
+    for name in C5_CLAIMS:
+        named |= {role: run for role, run in claim(config, name).items() if role in C5_ROLES and isinstance(run, str)}
+    return {model: {role: f"{model}/{run}" for role, run in named.items()} for model in config["llm"]["models"]}
 
 
 def simulation_claim_variants(config: dict) -> list[str]:
-    claims = config["claims"]
-    names = {name for claim in ("C2", "C4") for role in ("variants", "controls") for name in claims[claim][role]}
-    return sorted(names | set(claims["C3"]["simulation_variants"]))
+    names = {name for c in ("C2", "C4") for key in ("variants", "no_mask_variants") for name in claim(config, c)[key]}
+    return sorted(names | set(claim(config, "C3")["simulation_variants"]))
 
 
 def position_runs(config: dict) -> dict:
     """The runs claims C6-C8 read (where absolute position comes from), each as ``<source>/<run>``."""
-    claims, models = config["claims"], config["llm"]["models"]
-    c7, c8 = claims["C7"], claims["C8"]
+    models = config["llm"]["models"]
+    c6, c7, c8 = (claim(config, name) for name in ("C6", "C7", "C8"))
     first = run_name(c7["inputs"], "causal")
-    variants = [c7["replacement"], *c7["controls"], *c7["recorded"]]
+    variants = [c7["replacement"], *c7["control_replacements"], *c7["recorded_replacements"]]
     scaled = {name: spec["ntk_factor"] for name, spec in config["llm"]["variants"].items() if name in c8["ntk_variants"]}
     ntk_models = [m for m in models if all(m in (config["llm"]["variants"][v]["models"] or models) for v in scaled)]
     simulation = config["simulation"]["variants"]
     return {
-        "C6": {model: {"causal": f"{model}/random_causal", "noncausal": f"{model}/random_noncausal"} for model in models},
+        "C6": {model: {"causal": f"{model}/{c6['iid']}", "noncausal": f"{model}/{c6['iid_no_mask']}"} for model in models},
         "C7": {model: {"original": f"{model}/{first}", **{v: f"{model}.{v}/{first}" for v in variants}} for model in models},
-        "identity": {model: {v: (f"{model}/{first}", f"{model}.{v}/{first}") for v in c7["controls"]
+        "identity": {model: {v: (f"{model}/{first}", f"{model}.{v}/{first}") for v in c7["control_replacements"]
                              if config["llm"]["variants"][v]["replace_embedding"]["with"] == "identity"} for model in models},
         "ntk": {model: {"1": f"{model}/{first}", **{f"{factor:g}": f"{model}.{v}/{first}" for v, factor in scaled.items()}}
                 for model in ntk_models},
@@ -290,22 +326,41 @@ def closed_system_files(config: dict) -> list[str]:
     return [f"results/position/{model}/closed_system.json" for model in config["llm"]["models"]]
 
 
-def claims_settings(config: dict) -> dict:
-    return {"claims": {name: config["claims"][name] for name in ("C1", "C2", "C3", "C4", "C5")},
-            "twin_runs": c3_twin_runs(config), "llm_runs": c5_runs(config)}
+def criterion_commits(config: dict, root) -> dict[str, str]:
+    """Per claim, the commit that last changed its criterion (behind_rope.preregistration)."""
+    from pathlib import Path
+
+    from behind_rope.preregistration import criterion_commits as read, deciding_paths
+
+    return read(Path(root), {name: deciding_paths(config, name) for name in config["claims"]})
+
+
+PAPER_CLAIMS = ("C1", "C2", "C3", "C4", *C5_CLAIMS)
+POSITION_CLAIMS = ("C6", "C7", "C8")
+
+
+def claims_settings(config: dict, criterion_commits: dict | None = None) -> dict:
+    """What the claims step needs: every claim's arguments, its pre-registered entry and the commit that
+    last changed its criterion (behind_rope.preregistration, read with git when the workflow is parsed)."""
+    return {"claims": {name: claim(config, name) for name in PAPER_CLAIMS},
+            "entries": config["claims"], "criterion_commits": criterion_commits or {},
+            "twin_runs": c3_twin_runs(config), "gram": gram_files(config), "llm_runs": c5_runs(config),
+            "training": {"steps": config["training"]["steps"], "stop_when": config["training"]["stop_when"]}}
 
 
 def claims_metric_files(config: dict) -> list[str]:
     """Every metrics file claims C1-C5 read, as ``results/metrics/<source>/<run>.json``."""
     runs = [f"{SIMULATION}/{variant}" for variant in simulation_claim_variants(config)]
-    runs += [run for role in c3_twin_runs(config).values() for run in role.values()]
+    twins = c3_twin_runs(config)
+    runs += [run for group in ("seeds", "untrained") for roles in twins[group].values() for run in roles.values()]
+    runs += list(twins["rope_twin"].values())
     runs += [run for model in c5_runs(config).values() for run in model.values()]
     return [f"results/metrics/{run}.json" for run in dict.fromkeys(runs)]
 
 
 def position_claims_settings(config: dict) -> dict:
-    return {"claims": {name: config["claims"][name] for name in ("C6", "C7", "C8")},
-            "position_runs": position_runs(config)}
+    return {"claims": {name: claim(config, name) for name in POSITION_CLAIMS},
+            "position_runs": position_runs(config), "measures": config["measures"]}
 
 
 def position_claims_metric_files(config: dict) -> list[str]:
@@ -313,7 +368,7 @@ def position_claims_metric_files(config: dict) -> list[str]:
     positions = position_runs(config)
     runs = [run for part in ("C6", "C7", "ntk") for model in positions[part].values() for run in model.values()]
     runs += [*positions["simulation_ntk"].values(), positions["sliding"], *positions["simulation_window"].values()]
-    c6 = config["claims"]["C6"]
+    c6 = claim(config, "C6")
     runs += [f"{SIMULATION}/{name}" for name in (*c6["simulation_variants"], *c6["simulation_controls"])]
     return [f"results/metrics/{run}.json" for run in dict.fromkeys(runs)]
 

@@ -271,16 +271,17 @@ def score_run(settings: dict, tokens_path, loaded=None) -> tuple[dict[str, np.nd
     return recorder.result(), metadata
 
 
-def score_runs(runs: list[dict], tokens_path) -> Iterator[tuple[dict[str, np.ndarray], dict]]:
-    """Several score runs on one token set in one process (the variants of a model): a model is loaded
-    once for every run that reads it unchanged, so a run costs its forward passes, not a start-up."""
+def score_runs(runs: list[dict], tokens_path=None) -> Iterator[tuple[dict[str, np.ndarray], dict]]:
+    """Several score runs in one process (the variants of a model on one token set, or every run of a
+    twin): a model is loaded once for every run that reads it unchanged, so a run costs its forward
+    passes, not a start-up.  A run's own ``tokens`` path wins over ``tokens_path``."""
     loaded, loaded_for = None, None
     for settings in runs:
         needs = json.dumps([settings["source"], (settings.get("intervention") or {}).get("ntk_factor")], sort_keys=True)
         if needs != loaded_for:
             loaded = None  # the last model goes before the next one loads
             loaded, loaded_for = load_score_model(settings), needs
-        yield score_run(settings, tokens_path, loaded)
+        yield score_run(settings, settings.get("tokens", tokens_path), loaded)
 
 
 @torch.no_grad()

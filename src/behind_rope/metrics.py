@@ -1,15 +1,50 @@
 """Summaries of a mean score matrix (queries on rows, keys on columns; NaN where masked).
 
 Only the lower triangle (key j < query i) enters the metrics: the diagonal is a self-score,
-which the L2 variants fix at 1, and the upper triangle is masked in causal models.
+which the L2 variants fix at 1, and the upper triangle is masked in causal models.  The constants
+that define them (grids, which queries are late, how many keys are start keys) are the
+pre-registration's ``measures:`` (config/claims.yaml), handed over as :class:`Measures`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-BLOCK_GRID = 32  # blocks per side for block_reliability: 32 x 32 tokens at S = 1,024
-DRAWN_GRID = 256  # pixels per side of a score panel in the figures: 4 x 4 block means at S = 1,024
+DRAWN_GRID = 256  # pixels per side of a score panel in the figures (measures.drawn_grid must agree)
+
+
+@dataclass(frozen=True)
+class Measures:
+    """The shared definitions of config/claims.yaml's ``measures:``, with the positions they name."""
+
+    block_grid: int
+    drawn_grid: int
+    late_query_fraction: float
+    start_key_fraction: float
+    early_query_fraction: float
+    first_keys: int
+    quantiles: tuple[float, float]
+
+    @staticmethod
+    def _count(seq_len: int, fraction: float) -> int:
+        return int(seq_len * fraction + 1e-9)
+
+    def late_from(self, seq_len: int) -> int:
+        """The first late query."""
+        return self._count(seq_len, self.late_query_fraction)
+
+    def start_keys(self, seq_len: int) -> int:
+        """How many keys are start keys (at least one)."""
+        return max(1, self._count(seq_len, self.start_key_fraction))
+
+    def early_queries(self, seq_len: int) -> np.ndarray:
+        """Queries 1 .. S x early_query_fraction (at least query 1)."""
+        return np.arange(1, max(2, self._count(seq_len, self.early_query_fraction) + 1))
+
+    def late_queries(self, seq_len: int) -> np.ndarray:
+        return np.arange(self.late_from(seq_len), seq_len)
 
 
 def _offsets(seq_len: int) -> np.ndarray:
@@ -70,7 +105,7 @@ def split_half_reliability(half_a: np.ndarray, half_b: np.ndarray, grid: int | N
     return float(np.corrcoef(a[keep], b[keep])[0, 1])
 
 
-def block_reliability(half_a: np.ndarray, half_b: np.ndarray, grid: int = BLOCK_GRID) -> float:
+def block_reliability(half_a: np.ndarray, half_b: np.ndarray, grid: int) -> float:
     """Split-half reliability after block means on a ``grid`` x ``grid`` grid.
 
     With few sequences each of a million entries is mostly sampling noise, so entry-level
@@ -92,29 +127,43 @@ def nonrelative_index(scores: np.ndarray) -> float:
     return float(np.var(diagonal_normalise(scores)[keep]) / total)
 
 
-def start_deficit(scores: np.ndarray, start_keys: int | None = None) -> float:
+def key_group_contrast(matrix: np.ndarray, keys: np.ndarray, mid_from: int, margin: int, late_from: int):
+    """Mean of ``matrix`` at ``keys`` minus its mean at mid-context keys, over late queries (i >= late_from).
+
+    Mid-context keys are j >= ``mid_from`` that lie more than ``margin`` positions before the query: a
+    query's neighbourhood follows its own near-diagonal drift.  Works on a stack (..., S, S); NaN when no
+    entry of either group is finite.
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    seq_len = matrix.shape[-1]
+    rows, cols = np.indices((seq_len, seq_len))
+    late = rows >= late_from
+    group = late & np.isin(cols, keys) & (cols < rows)
+    mid_context = late & (cols >= mid_from) & (cols < rows - margin)
+    if not group.any() or not mid_context.any():
+        raise ValueError(f"sequence of {seq_len} positions is too short for a key contrast")
+    finite = np.isfinite(matrix)
+
+    def mean(where: np.ndarray) -> np.ndarray:
+        use = where & finite
+        count = use.sum(axis=(-2, -1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(count > 0, np.where(use, matrix, 0.0).sum(axis=(-2, -1)) / count, np.nan)
+
+    contrast = mean(group) - mean(mid_context)
+    return float(contrast) if contrast.ndim == 0 else contrast
+
+
+def start_deficit(scores: np.ndarray, start_keys: int, late_from: int) -> float:
     """Mean residual at keys near the start minus the mean at mid-context keys, for late queries.
 
-    Late queries are the second half of positions; start keys are the first ``start_keys``
-    positions (default: a tenth of the sequence, at least one).  Mid-context keys lie between
-    the start keys and the query's own neighbourhood (the ``start_keys`` keys just before it),
-    whose residual reflects how the near-diagonal scores drift from query to query.  Negative
-    when early keys score lower than their offset alone predicts.  NaN when the mask hides every
-    start key from the late queries (a sliding window shorter than half the sequence).
+    On the diagonal-normalised scores; the start keys are the first ``start_keys`` positions (key 0
+    included), and mid-context keys lie between them and the query's own neighbourhood (the
+    ``start_keys`` keys just before it).  Negative when early keys score lower than their offset alone
+    predicts.  NaN when the mask hides every start key from the late queries (a sliding window shorter
+    than half the sequence).
     """
-    seq_len = scores.shape[-1]
-    start_keys = start_keys or max(1, seq_len // 10)
-    residual = diagonal_normalise(scores)
-    rows, cols = np.indices((seq_len, seq_len))
-    late = rows >= seq_len // 2
-    near_start = residual[late & (cols < start_keys) & (cols < rows)]
-    mid_context = residual[late & (cols >= start_keys) & (cols < rows - start_keys)]
-    if near_start.size == 0 or mid_context.size == 0:
-        raise ValueError(f"sequence of {seq_len} positions is too short for a start deficit")
-    near_start, mid_context = near_start[np.isfinite(near_start)], mid_context[np.isfinite(mid_context)]
-    if near_start.size == 0 or mid_context.size == 0:
-        return float("nan")
-    return float(near_start.mean() - mid_context.mean())
+    return key_group_contrast(diagonal_normalise(scores), np.arange(start_keys), start_keys, start_keys, late_from)
 
 
 def key_slopes(scores: np.ndarray) -> np.ndarray:
@@ -144,18 +193,19 @@ def key_slope(scores: np.ndarray) -> float:
     return float(key_slopes(scores).mean())
 
 
-def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray) -> dict[str, float]:
+def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures) -> dict[str, float]:
+    seq_len = mean.shape[-1]
     return {
         "split_half_reliability": split_half_reliability(half_a, half_b),
-        "block_reliability": block_reliability(half_a, half_b),
+        "block_reliability": block_reliability(half_a, half_b, measures.block_grid),
         "nonrelative_index": nonrelative_index(mean),
-        "start_deficit": start_deficit(mean),
+        "start_deficit": start_deficit(mean, measures.start_keys(seq_len), measures.late_from(seq_len)),
         "locality": locality(mean),
         "key_slope": key_slope(mean),
     }
 
 
-def drawn_reliability(half_a: np.ndarray, half_b: np.ndarray, grid: int = DRAWN_GRID) -> float:
+def drawn_reliability(half_a: np.ndarray, half_b: np.ndarray, grid: int) -> float:
     """Split-half reliability of exactly what a score panel draws: the diagonal-normalised matrix as
     block means on a ``grid`` x ``grid`` grid, every cell that has a finite value (diagonal included)."""
     a, b = (block_mean(diagonal_normalise(half), grid) for half in (half_a, half_b))
@@ -163,7 +213,7 @@ def drawn_reliability(half_a: np.ndarray, half_b: np.ndarray, grid: int = DRAWN_
     return float(np.corrcoef(a[keep], b[keep])[0, 1])
 
 
-def residual_reliability(residual_a: np.ndarray, residual_b: np.ndarray, grid: int = BLOCK_GRID) -> float:
+def residual_reliability(residual_a: np.ndarray, residual_b: np.ndarray, grid: int) -> float:
     """Split-half reliability of the softmax-visible residual with the first key left out (block means):
     a systematic non-relative part that the first key plays no part in (claim C6)."""
     a, b = (block_mean(np.where(np.arange(r.shape[-1]) > 0, r, np.nan), grid) for r in (residual_a, residual_b))
@@ -171,16 +221,74 @@ def residual_reliability(residual_a: np.ndarray, residual_b: np.ndarray, grid: i
     return float(np.corrcoef(a[keep], b[keep])[0, 1]) if keep.sum() > 2 else float("nan")
 
 
-def decomposition_metrics(stack: np.ndarray) -> list[dict]:
+def _quantile_width(matrix: np.ndarray, quantiles) -> float:
+    values = matrix[np.isfinite(matrix)]
+    low, high = np.quantile(values, quantiles) if values.size else (np.nan, np.nan)
+    return float(high - low)
+
+
+def spread_ratio(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures) -> dict[str, float]:
+    """How large the non-relative pattern is against the raw scores, as the paper reads it off Figure 5's
+    colour bars (claim C5b): the width between the ``quantiles`` of the diagonal-normalised scores over
+    the same width of the raw scores, both as drawn (``drawn_grid`` block means, diagonal and key 0
+    included).  The split-half noise, (half A - half B) / 2 diagonal-normalised, gives the same ratio for
+    sampling noise alone."""
+    def drawn(matrix):
+        return block_mean(matrix, measures.drawn_grid)
+
+    raw = _quantile_width(drawn(mean), measures.quantiles)
+    pattern = _quantile_width(drawn(diagonal_normalise(mean)), measures.quantiles)
+    noise = _quantile_width(drawn(diagonal_normalise((half_a - half_b) / 2)), measures.quantiles)
+    return {"raw_spread": raw, "pattern_spread": pattern, "spread_ratio": pattern / raw, "noise_spread_ratio": noise / raw}
+
+
+def first_keys(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures) -> dict:
+    """Whether the first few keys stand apart (claim C5c), and key 0, the sink, on its own.
+
+    On the diagonal-normalised scores cut to the lower triangle (so runs with and without the mask are
+    read on the same entries), late queries: the contrast of keys 1 .. ``first_keys`` (and of key 0)
+    against mid-context keys, for the mean and each half.  Its noise floor is the standard deviation of
+    the same contrast over placebo groups of as many mid-context keys, on the split-half noise
+    (half A - half B) / 2: what sampling alone makes of a group of keys.
+    """
+    seq_len, count = mean.shape[-1], measures.first_keys
+    late_from = measures.late_from(seq_len)
+    lower = np.tril(np.ones((seq_len, seq_len), dtype=bool))
+    mean, half_a, half_b = (diagonal_normalise(np.where(lower, m, np.nan)) for m in (mean, half_a, half_b))
+    noise = (half_a - half_b) / 2
+
+    def contrast(matrix, keys):
+        return key_group_contrast(matrix, keys, count + 1, count, late_from)
+
+    first, sink = np.arange(1, count + 1), np.array([0])
+    placebo_starts = range(count + 1, late_from - 2 * count, count)
+    placebos = [contrast(noise, np.arange(start, start + count)) for start in placebo_starts]
+    singles = [contrast(noise, np.array([key])) for key in range(count + 1, late_from - count)]
+
+    def spread(values):
+        values = [v for v in values if v == v]
+        return float(np.std(values, ddof=1)) if len(values) > 1 else float("nan")
+
+    return {
+        "first_keys_contrast": contrast(mean, first),
+        "first_keys_contrast_halves": [contrast(half_a, first), contrast(half_b, first)],
+        "first_keys_noise": spread(placebos),
+        "sink_contrast": contrast(mean, sink),
+        "sink_contrast_halves": [contrast(half_a, sink), contrast(half_b, sink)],
+        "sink_noise": spread(singles),
+    }
+
+
+def decomposition_metrics(stack: np.ndarray, measures: Measures) -> list[dict]:
     """Per layer of a (layers, 3, S, S) stack of (mean, half A, half B): what the softmax can see of the
     non-relative part, the sink apart (behind_rope.decompose, key 0 left out of the fit).
 
     - the variance shares of the relative part, the query offset (invisible to the softmax), the
       softmax-visible residual, and the paper's non-relative share (offset and residual together);
     - the sink: key 0's residual for late queries; the share of the residual that key profiles explain;
-    - the start deficit with the sink excluded (keys 1..S/10 against mid-context keys, late queries),
-      the paper's way (on the diagonal-normalised scores) and on the softmax-visible residual, for the
-      mean and each half;
+    - the start deficit with the sink excluded (keys 1 .. start keys against mid-context keys, late
+      queries), the paper's way (on the diagonal-normalised scores) and on the softmax-visible residual,
+      for the mean and each half;
     - the split-half reliability of the residual with the first key left out, and the first-key and
       mask components with the residual-stream share at early and late queries (behind_rope.position).
     """
@@ -188,15 +296,17 @@ def decomposition_metrics(stack: np.ndarray) -> list[dict]:
 
     parts = decompose.decompose(stack)
     seq_len = stack.shape[-1]
-    early = position.components(parts.residual[:, 0], position.early_queries(seq_len))
-    late = position.components(parts.residual[:, 0], position.late_queries(seq_len))
-    visible = [residual_reliability(parts.residual[k, 1], parts.residual[k, 2]) for k in range(len(stack))]
+    start_keys, late_from = measures.start_keys(seq_len), measures.late_from(seq_len)
+    early = position.components(parts.residual[:, 0], measures.early_queries(seq_len))
+    late = position.components(parts.residual[:, 0], measures.late_queries(seq_len))
+    visible = [residual_reliability(parts.residual[k, 1], parts.residual[k, 2], measures.block_grid)
+               for k in range(len(stack))]
     mean_residual = parts.residual[:, 0]
     shares = decompose.variance_shares(stack[:, 0], parts=decompose.Decomposition(
         parts.query_offset[:, 0], parts.relative[:, 0], mean_residual, parts.fitted[:, 0]))
-    paper_deficit = decompose.start_deficit(diagonal_normalise(stack))
-    visible_deficit = decompose.start_deficit(parts.residual)
-    sink, profile_share = decompose.sink(mean_residual), decompose.key_profile_share(mean_residual)
+    paper_deficit = decompose.start_deficit(diagonal_normalise(stack), start_keys, late_from)
+    visible_deficit = decompose.start_deficit(parts.residual, start_keys, late_from)
+    sink, profile_share = decompose.sink(mean_residual, late_from), decompose.key_profile_share(mean_residual)
     return [{"relative_share": float(shares["relative"][k]), "query_offset_share": float(shares["query_offset"][k]),
              "visible_share": float(shares["visible_nonrelative"][k]),
              "paper_nonrelative_share": float(shares["paper_nonrelative"][k]),
@@ -209,7 +319,7 @@ def decomposition_metrics(stack: np.ndarray) -> list[dict]:
             for k in range(len(stack))]
 
 
-def score_file_metrics(data: dict[str, np.ndarray]) -> dict:
+def score_file_metrics(data: dict[str, np.ndarray], measures: Measures) -> dict:
     """Metrics of every layer of a score file (``mean_scores``, ``half_a``, ``half_b`` and ``metadata``).
 
     Files of pretrained models record each layer's attention type (full or sliding window); it is
@@ -219,10 +329,12 @@ def score_file_metrics(data: dict[str, np.ndarray]) -> dict:
 
     metadata = json.loads(str(data["metadata"]))
     stack = np.stack([data["mean_scores"], data["half_a"], data["half_b"]], axis=1)
-    decomposed = decomposition_metrics(stack)
-    layers = [{"layer": k + 1, **layer_metrics(data["mean_scores"][k], data["half_a"][k], data["half_b"][k]),
-               "drawn_reliability": drawn_reliability(data["half_a"][k], data["half_b"][k]), **decomposed[k]}
-              for k in range(data["mean_scores"].shape[0])]
+    decomposed = decomposition_metrics(stack, measures)
+    layers = []
+    for k, (mean, half_a, half_b) in enumerate(stack):
+        layers.append({"layer": k + 1, **layer_metrics(mean, half_a, half_b, measures),
+                       "drawn_reliability": drawn_reliability(half_a, half_b, measures.drawn_grid), **decomposed[k],
+                       **spread_ratio(mean, half_a, half_b, measures), **first_keys(mean, half_a, half_b, measures)})
     for layer, layer_type in zip(layers, metadata.get("layer_types", ()), strict=False):
         layer["layer_type"] = layer_type
     return {"metadata": metadata, "layers": layers}

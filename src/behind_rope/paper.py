@@ -224,7 +224,7 @@ def settings_from_config(config: dict, sections: dict, figures: dict) -> dict:
     return {
         "scale_name": config["scale_name"],
         "simulation": {**{key: config["simulation"][key] for key in ("batch_size", "seq_len", "dim", "layers")},
-                       "rope_theta": variants[config["claims"]["C4"]["variants"][0]]["rope_theta"]},
+                       "rope_theta": variants[config["claims"]["C4"]["runs"]["variants"][0]]["rope_theta"]},
         "monte_carlo": config["theory"]["monte_carlo"],
         "figure_alphas": {name: alphas(figure) for name, figure in figures.items() if alphas(figure)},
         "corpus_pin": config["data"]["corpora"][config["data"]["corpus"]],

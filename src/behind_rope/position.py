@@ -9,12 +9,13 @@ closed system from its token's embedding, and heads that read it carry position)
 (behind_rope.decompose: a query offset a(i) and a relative part r(i - j) removed, fitted with key 0
 left out, so e at key 0 is what the first key adds beyond its offset and its relative position):
 
-- **early queries** are 1 .. S/10: there the first key is a large share of every query's context
+- **early queries** are 1 .. S/10 (``measures.early_query_fraction`` of config/claims.yaml): there
+  the first key is a large share of every query's context
   (at least a tenth of it), so what it carries weighs most; it is the band of the start keys in the
   direction check, and it lies inside every sliding window of the models we run.
 - the **first-key (residual-stream) component** R(Q) is the mean of e[i, 0] over queries i in Q: how
   much more (or less) the first key scores than its offset and relative position predict. Over the
-  late queries (i >= S/2) it is the sink of claim C5b.
+  late queries (i >= S/2) it is the sink of claim C5d.
 - the **mask component** M(Q) is the root mean square of e[i, j] over the same queries and the
   other keys (1 <= j < i): the non-relative structure that the first key plays no part in.
 - the **residual-stream share** is R^2 / (R^2 + M^2): the first key's part of what the softmax can
@@ -24,15 +25,6 @@ left out, so e at key 0 is what the first key adds beyond its offset and its rel
 from __future__ import annotations
 
 import numpy as np
-
-
-def early_queries(seq_len: int) -> np.ndarray:
-    """Queries 1 .. S/10 (at least query 1): the first key is at least a tenth of their context."""
-    return np.arange(1, max(2, seq_len // 10 + 1))
-
-
-def late_queries(seq_len: int) -> np.ndarray:
-    return np.arange(seq_len // 2, seq_len)
 
 
 def components(residual: np.ndarray, queries: np.ndarray) -> dict[str, np.ndarray]:

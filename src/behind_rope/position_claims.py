@@ -2,8 +2,8 @@
 
 They test hypotheses of a follow-up reading (Ruscio, Nanni and Silvestri, 2026), with our own
 measures; each may fail on our models, and a failure, honestly measured, is a result. Every
-threshold is in `claims:` of the config, fixed before the runs, and each claim has controls that
-must fail its check.
+threshold is in the pre-registration (config/claims.yaml), and each claim has controls that must fail
+its check.
 
 - **C6, the mask alone makes absolute position.** With the first key left out, the softmax-visible
   residual is still systematic (split-half reliability, block means) in at least `min_layers` of
@@ -42,7 +42,7 @@ def _mean(values) -> float:
 
 
 def claim_c6(metrics: dict, runs: dict, layers, min_reliability: float, min_layers: int, simulation_variants,
-             simulation_controls, simulation_from_layer: int, simulation_min_reliability: float) -> dict:
+             simulation_controls, simulation_from_layer: int, simulation_min_reliability: float, **_) -> dict:
     def structured(run, checked, threshold, needed):
         rows = [r for r in metrics[run]["layers"] if r["layer"] in checked]
         return sum(r["visible_reliability"] >= threshold for r in rows) >= needed
@@ -85,8 +85,10 @@ def score_gap(path_a, path_b) -> float:
     return float(np.nanmax(np.abs(a - b)))
 
 
-def claim_c7(metrics: dict, runs: dict, closed_system: dict, identity_gaps: dict, layers, replacement: str, controls,
-             recorded, min_fraction_removed: float, max_closed_system_gap: float, **_) -> dict:
+def claim_c7(metrics: dict, runs: dict, closed_system: dict, identity_gaps: dict, layers, replacement: str,
+             control_replacements, recorded_replacements, min_fraction_removed: float, max_closed_system_gap: float,
+             **_) -> dict:
+    controls, recorded = control_replacements, recorded_replacements
     from behind_rope.position import fraction_removed
 
     def first_key(run):

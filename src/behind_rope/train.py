@@ -1,7 +1,10 @@
 """Training one twin: seeded, resumable, CPU float32 or CUDA bf16 with the same code.
 
 Batches are drawn per step from a generator seeded with (seed, step), so a run that resumes from
-a checkpoint sees exactly the batches it would have seen, and ends with identical weights.
+a checkpoint sees exactly the batches it would have seen, and ends with identical weights.  How
+long a twin trains is a rule fixed in advance (:class:`StopWhen`, ``training.stop_when``): it
+stops at the first held-out evaluation where the loss improved by less than a set fraction over a
+set number of steps, or at the cap ``steps``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,26 @@ class TrainSettings:
     checkpoint_every: int
     eval_sequences: int
     seed: int
+
+
+@dataclass(frozen=True)
+class StopWhen:
+    """The training-length rule: every ``every`` steps the loss on the first ``eval_sequences`` held-out
+    sequences is measured; training stops when it improved by less than ``min_relative_gain`` (a
+    fraction) over the last ``window`` steps."""
+
+    every: int
+    window: int
+    min_relative_gain: float
+    eval_sequences: int
+
+
+def plateaued(evaluations: list[tuple[int, float]], rule: StopWhen) -> bool:
+    """True when the latest held-out loss is less than ``min_relative_gain`` below the one ``window`` steps
+    before it (the latest evaluation at or before that step); False while there is none that old."""
+    step, loss = evaluations[-1]
+    earlier = [value for at, value in evaluations if at <= step - rule.window]
+    return bool(earlier) and (earlier[-1] - loss) / earlier[-1] < rule.min_relative_gain
 
 
 def sanity(validation_loss: float, unigram: float, min_gain: float) -> dict:
@@ -111,20 +134,31 @@ def load_resume_state(folder: Path, model, optimizer, fingerprint: str) -> tuple
 
 
 def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_ids: np.ndarray, valid_ids: np.ndarray,
-               resume_dir: str | Path, device: str = "auto", stop_after: int | None = None, progress: bool = True):
-    """Train one twin; returns (model, history, summary), or None when stopped early by ``stop_after``."""
+               resume_dir: str | Path, device: str = "auto", stop_after: int | None = None, progress: bool = True,
+               stop_when: StopWhen | None = None):
+    """Train one twin; returns (model, history, summary), or None when interrupted by ``stop_after`` (tests).
+
+    With ``stop_when``, the held-out loss is measured every ``stop_when.every`` steps (a ``valid_loss`` in
+    that step's history row) and training ends when it has plateaued.
+    """
     from tqdm import tqdm
 
     device, dtype = pick_device(device)
     resume_dir = Path(resume_dir)
     model = build_twin(size, positional, settings.seed).to(device).train()
     optimizer = make_optimizer(model, settings)
-    fingerprint = json.dumps([positional, asdict(size), asdict(settings), int(train_ids.sum()), train_ids.shape])
+    rule = asdict(stop_when) if stop_when else None
+    fingerprint = json.dumps([positional, asdict(size), asdict(settings), rule, int(train_ids.sum()), train_ids.shape])
     start, history = load_resume_state(resume_dir, model, optimizer, fingerprint)
     train = torch.from_numpy(train_ids)
+    evaluations = [(h["step"], h["valid_loss"]) for h in history if "valid_loss" in h]
+    stopped_at = next((h["step"] for h in history if h.get("stopped")), None)
+    probe = torch.from_numpy(valid_ids[: stop_when.eval_sequences]) if stop_when else None
     started, trained_tokens = time.perf_counter(), 0
-    bar = tqdm(range(start, settings.steps), initial=start, total=settings.steps, desc=f"train {positional}",
-               unit="step", mininterval=2.0, disable=not progress)
+    # A checkpoint written when the rule stopped training has nothing left to train.
+    remaining = range(start, settings.steps) if stopped_at is None else range(0)
+    bar = tqdm(remaining, initial=start, total=settings.steps, desc=f"train {positional}", unit="step",
+               mininterval=2.0, disable=not progress)
     for step in bar:
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, settings)
@@ -138,15 +172,29 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
         trained_tokens += batch.numel()
         history.append({"step": step + 1, "train_loss": loss.item(), "learning_rate": optimizer.param_groups[0]["lr"]})
         bar.set_postfix(loss=f"{loss.item():.3f}")
-        if (step + 1) % settings.checkpoint_every == 0 or step + 1 == settings.steps:
+        if stop_when and (step + 1) % stop_when.every == 0:
+            evaluations.append((step + 1, validation_loss(model, probe, settings.batch_size, device, dtype)))
+            history[-1]["valid_loss"] = evaluations[-1][1]
+            if plateaued(evaluations, stop_when):
+                history[-1]["stopped"] = True
+                stopped_at = step + 1
+        if (step + 1) % settings.checkpoint_every == 0 or step + 1 == settings.steps or stopped_at:
             save_resume_state(resume_dir, model, optimizer, step + 1, history, fingerprint)
+        if stopped_at:
+            bar.write(f"held-out loss improved by less than {stop_when.min_relative_gain:.0%} over {stop_when.window} "
+                      f"steps: stopping at step {stopped_at} of at most {settings.steps}")
+            break
         if stop_after is not None and step + 1 >= stop_after:
             return None
     seconds = time.perf_counter() - started
     valid = torch.from_numpy(valid_ids[: settings.eval_sequences])
     summary = {
         "positional": positional,
-        "steps": settings.steps,
+        "steps": stopped_at or settings.steps,
+        "max_steps": settings.steps,
+        "stopped_early": stopped_at is not None,
+        "stop_when": rule,
+        "seed": settings.seed,
         "resumed_from_step": start,
         "validation_loss": validation_loss(model, valid, settings.batch_size, device, dtype),
         "validation_sequences": len(valid),
@@ -168,19 +216,21 @@ def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, res
     """Train the twin ``settings`` describe (experiments.twin_settings) and write its folder atomically.
 
     The folder holds the weights (safetensors), its config, the vocabulary map, ``loss.csv`` (one
-    row per step) and ``metrics.json`` (held-out and unigram losses, the sanity check, throughput).
+    row per step, with the held-out loss where it was measured) and ``metrics.json`` (held-out and unigram
+    losses, the steps trained, throughput).  Whether the twin is sane is decided by claim C3.
     """
     size, train_settings = TwinSize(**settings["size"]), TrainSettings(**settings["train"])
     train_raw, valid_raw = np.load(train_path), np.load(valid_path)
     vocabulary = twin_vocabulary(train_raw, size.vocab_size)
     model, history, summary = train_twin(settings["positional"], size, train_settings, remap(train_raw, vocabulary),
-                                         remap(valid_raw, vocabulary), resume_dir, settings["device"])
-    summary["sanity"] = sanity(summary["validation_loss"], summary["unigram_loss"], settings["min_gain"])
+                                         remap(valid_raw, vocabulary), resume_dir, settings["device"],
+                                         stop_when=StopWhen(**settings["stop_when"]))
     with atomic_dir(output_dir) as tmp:
         save_twin(model, tmp, {"twin": settings["twin"], "size": settings["size"], "settings": settings["train"]})
         np.save(tmp / "vocabulary.npy", vocabulary)
-        rows = ["step,train_loss,learning_rate"]
-        rows += [f"{h['step']},{h['train_loss']:.6f},{h['learning_rate']:.6g}" for h in history]
+        rows = ["step,train_loss,learning_rate,valid_loss"]
+        rows += [f"{h['step']},{h['train_loss']:.6f},{h['learning_rate']:.6g},"
+                 + (f"{h['valid_loss']:.6f}" if "valid_loss" in h else "") for h in history]
         (tmp / "loss.csv").write_text("\n".join(rows) + "\n")
         atomic.write_json(tmp / "metrics.json", summary)
     return summary

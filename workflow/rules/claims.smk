@@ -1,6 +1,6 @@
 # Claims C6-C8 (where absolute position comes from) in results/claims/position.json, then every claim
 # in results/claims.json: each decided from the metrics of the runs experiments.claims_settings and
-# experiments.position_claims_settings name, with the thresholds of `claims:`.  The figures of C6-C8
+# experiments.position_claims_settings name, with the criteria of the pre-registration (config/claims.yaml).  The figures of C6-C8
 # read the first file, so a change to C1-C5 leaves them alone.
 
 
@@ -34,6 +34,7 @@ rule claims:
         monte_carlo="results/theory/monte_carlo.json",
         metrics=experiments.claims_metric_files(config),
         training=[experiments.twin_files(twin)["metrics"] for twin in TWINS],
+        gram=experiments.gram_files(config).values(),
         position_claims=rules.position_claims.output[0],
     output:
         report("results/claims.json", caption="../report/claims.rst", category="Claims"),
@@ -48,8 +49,10 @@ rule claims:
         **job_resources("metrics"),
     params:
         code=step_code("claims"),
-        settings=settings(experiments.claims_settings),
+        # With the commit that last changed each claim's criterion (read with git when the workflow is
+        # parsed), so committing a criterion rewrites claims.json.
+        settings=settings(experiments.claims_settings, criterion_commits=CRITERION_COMMITS),
     shell:
         "python -m behind_rope claims --settings {params.settings:q} --derivation {input.derivation}"
         " --monte-carlo {input.monte_carlo} --metrics {input.metrics} --training {input.training}"
-        " --position-claims {input.position_claims} --output {output} > {log} 2>&1"
+        " --gram {input.gram} --position-claims {input.position_claims} --output {output} > {log} 2>&1"

@@ -42,6 +42,7 @@ LIGHT_ENV = "../../envs/light.yaml"
 HEAVY_ENV = "../../envs/heavy.yaml"
 PAPER_ENV = "../../envs/paper.yaml"  # the light packages plus TeX Live
 RESOURCES = config["resources"]
+CRITERION_COMMITS = experiments.criterion_commits(config, workflow.basedir)
 TWINS = config["training"]["twins"]
 LLMS = experiments.scored_llms(config)
 
@@ -107,8 +108,3 @@ def cancel_idle_rechecks():
     for thread in threading.enumerate():
         if isinstance(thread, threading.Timer):
             thread.cancel()
-
-
-def score_group(wildcards):
-    """Twins are analysed with the `twin_analysis` resources, pretrained LLMs with `llm` (which may ask for a GPU)."""
-    return "twin_analysis" if experiments.model_kind(config, wildcards.model) == "twin" else "llm"

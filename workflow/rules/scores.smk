@@ -63,19 +63,46 @@ rule scores:
     benchmark:
         "results/benchmarks/scores/{model}/{inputs}_{mask}.tsv"
     wildcard_constraints:
-        model=names([*TWINS, *LLMS]),  # a variant's runs come from its model's variant_scores job
+        model=names(LLMS),  # a variant's runs come from its model's variant_scores job, a twin's from twin_scores
     priority: 20
     conda:
         HEAVY_ENV
-    threads: job_threads(score_group)
+    threads: job_threads("llm")
     resources:
-        **job_resources(score_group),
+        **job_resources("llm"),
     params:
         code=step_code("scores"),
         settings=settings(experiments.score_settings, "model", "inputs", "mask"),
     shell:
         "python -m behind_rope scores --settings {params.settings:q} --tokens {input.tokens} --threads {threads}"
         " --output {output} > {log} 2>&1"
+
+
+# Every score run of a twin, and its Figure 3 Gram matrices, in one job: each run takes seconds, and a
+# process of its own would spend more on start-up (imports, loading) than on the run.
+rule twin_scores:
+    input:
+        model="results/training/{twin}/model.safetensors",
+        tokens=[f"results/inputs/{{twin}}/{name}.npy" for name in experiments.TWIN_INPUTS],
+    output:
+        runs=[f"results/scores/{{twin}}/{run}.npz" for run in experiments.twin_score_runs()],
+        gram="results/gram/{twin}.npz",
+    log:
+        "results/logs/scores/{twin}.log",
+    benchmark:
+        "results/benchmarks/scores/{twin}.tsv"
+    priority: 20
+    conda:
+        HEAVY_ENV
+    threads: job_threads("twin_analysis")
+    resources:
+        **job_resources("twin_analysis"),
+    params:
+        code=step_code("twin-scores"),
+        settings=settings(experiments.twin_score_settings, "twin"),
+    shell:
+        "python -m behind_rope twin-scores --settings {params.settings:q} --threads {threads} --output {output.runs}"
+        " --gram {output.gram} > {log} 2>&1"
 
 
 # Every variant of a model (llm.variants) on one token set is one job, in one process: such runs are
@@ -127,5 +154,7 @@ rule metrics:
         **job_resources("metrics"),
     params:
         code=step_code("metrics"),
+        # The pre-registration's shared definitions (config/claims.yaml): a change reruns every metric.
+        settings=settings(experiments.measures_settings),
     shell:
-        "python -m behind_rope metrics --input {input} --output {output} > {log} 2>&1"
+        "python -m behind_rope metrics --settings {params.settings:q} --input {input} --output {output} > {log} 2>&1"

@@ -1,5 +1,5 @@
-# The twins (training.twins: NoPE and RoPE, and variants of them), trained on the prepared corpus,
-# and Figure 3's Gram matrices of the NoPE twin.
+# The twins (training.twins: NoPE and RoPE, the seeds of each, and variants of them), trained on the
+# prepared corpus.
 
 
 rule train:
@@ -36,25 +36,3 @@ for _twin in TWINS:
             f"train_{_twin}"
         input:
             experiments.twin_files(_twin).values(),
-
-
-rule gram:
-    input:
-        model="results/training/{twin}/model.safetensors",
-        tokens="results/inputs/{twin}/text.npy",
-    output:
-        "results/gram/{twin}.npz",
-    log:
-        "results/logs/gram/{twin}.log",
-    benchmark:
-        "results/benchmarks/gram/{twin}.tsv"
-    conda:
-        HEAVY_ENV
-    threads: job_threads("twin_analysis")
-    resources:
-        **job_resources("twin_analysis"),
-    params:
-        code=step_code("gram"),
-    shell:
-        "python -m behind_rope gram --model-dir $(dirname {input.model}) --tokens {input.tokens} --threads {threads}"
-        " --output {output} > {log} 2>&1"

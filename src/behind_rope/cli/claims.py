@@ -33,12 +33,15 @@ def position_claims(args) -> None:
 @step("claims", "decide claims C1-C5 and write every claim to results/claims.json", SETTINGS, OUTPUT, METRICS,
       arg("--derivation", required=True), arg("--monte-carlo", required=True),
       arg("--training", nargs="+", required=True, help="metrics.json of every twin"),
+      arg("--gram", nargs="+", required=True, help="results/gram/<twin>.npz of every seed of C3's twin (Figure 3)"),
       arg("--position-claims", required=True, help="results/claims/position.json (claims C6-C8)"))
 def claims(args) -> None:
     from behind_rope.claims import decide, summary_lines
+    from behind_rope.panels import panel_statistics
 
     training = {Path(p).parent.name: atomic.read_json(p) for p in args.training}
+    panels = {Path(p).stem: panel_statistics(atomic.read_npz(p)) for p in args.gram}
     result = decide(atomic.read_json(args.derivation), atomic.read_json(args.monte_carlo), _metrics(args.metrics),
-                    training, args.settings, atomic.read_json(args.position_claims))
+                    training, panels, args.settings, atomic.read_json(args.position_claims))
     atomic.write_json(args.output, result)
     print("\n".join(summary_lines(result)))

@@ -64,8 +64,33 @@ def variant_scores(args) -> None:
         save_scores(output, arrays, metadata)
 
 
-@step("metrics", "per-layer metrics of one score file", OUTPUT, arg("--input", required=True))
-def metrics(args) -> None:
-    from behind_rope.metrics import score_file_metrics
+@step("twin-scores", "every score run of one twin, and its Figure 3 Gram matrices, in one process", SETTINGS, THREADS,
+      arg("--output", nargs="+", required=True), arg("--gram", required=True, help="results/gram/<twin>.npz"))
+def twin_scores(args) -> None:
+    import numpy as np
+    import torch
 
-    atomic.write_json(args.output, score_file_metrics(atomic.read_npz(args.input)))
+    from behind_rope.extract import score_runs
+    from behind_rope.gram import PANELS, gram_matrices
+    from behind_rope.models import load_twin
+
+    runs = args.settings["runs"]
+    if len(runs) != len(args.output):
+        raise SystemExit(f"Error: {len(runs)} runs but {len(args.output)} output files")
+    torch.set_num_threads(args.threads)
+    for output, (arrays, metadata) in zip(args.output, score_runs(runs), strict=True):
+        save_scores(output, arrays, metadata)
+    gram = args.settings["gram"]
+    inputs = torch.from_numpy(np.load(gram["tokens"]))
+    panels, check = gram_matrices(load_twin(gram["twin"]), inputs)
+    # The titles travel with the panels, so the figure script needs neither torch nor transformers.
+    atomic.write_npz(args.gram, **panels, titles=json.dumps(PANELS), check=json.dumps(check), sequences=len(inputs))
+    print(f"Gram matrices: recomputation agrees with the forward pass: {check['max_abs_gap']}")
+
+
+@step("metrics", "per-layer metrics of one score file", SETTINGS, OUTPUT, arg("--input", required=True))
+def metrics(args) -> None:
+    from behind_rope.metrics import Measures, score_file_metrics
+
+    measures = Measures(**{**args.settings, "quantiles": tuple(args.settings["quantiles"])})
+    atomic.write_json(args.output, score_file_metrics(atomic.read_npz(args.input), measures))

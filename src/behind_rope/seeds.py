@@ -1,0 +1,82 @@
+"""The seed rule: how a statistic measured on several training seeds becomes one verdict.
+
+A verdict that rests on trained weights must not flip with float rounding on another CPU, so it is
+decided over seeds by a rule fixed in the pre-registration (config/claims.yaml, claim C3): the
+statistic passes only when
+
+- the near end of the two-sided ``confidence`` t-interval of its mean over the seeds clears the
+  threshold (the lower end for ``at_least``, the upper end for ``at_most``), and
+- at least ``min_passing`` seeds clear it on their own.
+
+A seed whose value is undefined (NaN) does not clear it, and an undefined interval fails.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+DIRECTIONS = ("at_least", "at_most")
+
+
+@cache
+def t_quantile(probability: float, dof: int) -> float:
+    """The ``probability`` quantile (> 0.5) of Student's t with ``dof`` degrees of freedom, by bisection
+    on its distribution function (mpmath's regularised incomplete beta function)."""
+    import mpmath
+
+    if not 0.5 < probability < 1 or dof < 1:
+        raise ValueError(f"t quantile needs 0.5 < probability < 1 and dof >= 1, not {probability}, {dof}")
+
+    def upper_tail(t: float) -> float:
+        return float(0.5 * mpmath.betainc(dof / 2, 0.5, 0, dof / (dof + t * t), regularized=True))
+
+    low, high = 0.0, 1.0
+    while upper_tail(high) > 1 - probability:
+        high *= 2
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if upper_tail(middle) > 1 - probability else (low, middle)
+    return (low + high) / 2
+
+
+def clears(value: float, threshold: float, direction: str) -> bool:
+    if direction not in DIRECTIONS:
+        raise ValueError(f"a threshold direction must be one of {DIRECTIONS}, not {direction!r}")
+    if value is None or value != value:
+        return False
+    return value >= threshold if direction == "at_least" else value <= threshold
+
+
+def interval(values: list[float], confidence: float) -> tuple[float, float, float, float]:
+    """(mean, standard deviation, low, high): the two-sided ``confidence`` t-interval of the mean."""
+    n = len(values)
+    if n < 2 or any(v is None or v != v for v in values):
+        return (float("nan"),) * 4
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = t_quantile(0.5 + confidence / 2, n - 1) * sd / math.sqrt(n)
+    return mean, sd, mean - half, mean + half
+
+
+def seed_rule(values_by_seed: dict[str, float], threshold: float, direction: str, confidence: float,
+              min_passing: int, min_seeds: int) -> dict:
+    """The verdict of one statistic over seeds, with everything it was decided from."""
+    values = list(values_by_seed.values())
+    mean, sd, low, high = interval(values, confidence)
+    passing = [seed for seed, value in values_by_seed.items() if clears(value, threshold, direction)]
+    near_end = low if direction == "at_least" else high
+    enough = len(values) >= min_seeds
+    return {
+        "values": values_by_seed, "mean": mean, "sd": sd, "interval": [low, high], "confidence": confidence,
+        "threshold": threshold, "direction": direction, "seeds_passing": len(passing), "seeds": len(values),
+        "passed": enough and clears(near_end, threshold, direction) and len(passing) >= min_passing,
+    }
+
+
+def describe(rule: dict) -> str:
+    """One line: mean [interval], seeds passing, against the threshold."""
+    sign = ">=" if rule["direction"] == "at_least" else "<="
+    low, high = rule["interval"]
+    return (f"mean {rule['mean']:.3g} [{low:.3g}, {high:.3g}], {rule['seeds_passing']}/{rule['seeds']} seeds "
+            f"{sign} {rule['threshold']:g}: {'PASS' if rule['passed'] else 'FAIL'}")

@@ -1,0 +1,280 @@
+"""The criterion commit of each claim, and the criteria history, read from throwaway git repositories."""
+
+import datetime
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from behind_rope import preregistration
+from behind_rope.config import load_yaml
+from behind_rope.preregistration import (
+    criterion_commits,
+    deciding_paths,
+    history_latex,
+    history_markdown,
+    load_history,
+    unrecorded_changes,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+TODAY = datetime.date.today().isoformat()
+
+CONFIG = "training:\n  steps: 300\n  learning_rate: 0.001\n"
+CLAIMS = """\
+measures:
+  block_grid: 32
+claims:
+  A:
+    runs: {variants: [a1, a2]}
+    controls: {no_mask: [a0]}
+    criteria: {min_locality: 0.9}
+  B:
+    runs: {variants: [b1]}
+    controls: {}
+    criteria: {tolerance: 0.02}
+    depends_on: [training.steps]
+"""
+PATHS = {"A": ["claims.A.runs", "claims.A.controls", "claims.A.criteria", "claims.A.depends_on", "measures"],
+         "B": ["claims.B.runs", "claims.B.controls", "claims.B.criteria", "claims.B.depends_on", "measures",
+               "training.steps"]}
+
+
+@pytest.fixture(autouse=True)
+def _no_outer_repository(tmp_path, monkeypatch):
+    """git may not look above tmp_path, so a folder there is outside git even if /tmp were in a checkout."""
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false",
+                           *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def make_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    return repo
+
+
+def commit(repo: Path, files: dict[str, str], message: str = "change") -> str:
+    """Write ``files`` (path relative to the repository -> text) and commit them; the full hash."""
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def short(repo: Path, full: str) -> str:
+    return git(repo, "rev-parse", "--short", full)
+
+
+def first_config(repo: Path) -> str:
+    return commit(repo, {"config/config.yaml": CONFIG, "config/claims.yaml": CLAIMS}, "claims A and B")
+
+
+def test_deciding_paths_are_the_claims_parts_measures_and_its_depends_on():
+    config = load_yaml(CONFIG) | load_yaml(CLAIMS)
+    assert deciding_paths(config, "A") == PATHS["A"]
+    assert deciding_paths(config, "B") == PATHS["B"]
+    assert deciding_paths(config, "missing") == [path.replace(".A.", ".missing.") for path in PATHS["A"]]
+
+
+def test_criterion_commit_is_the_last_commit_that_changed_the_claim(tmp_path):
+    repo = make_repo(tmp_path)
+    first_config(repo)
+    second = commit(repo, {"config/claims.yaml": CLAIMS.replace("min_locality: 0.9", "min_locality: 0.8")}, "A's criterion")
+    third = commit(repo, {"config/claims.yaml": CLAIMS.replace("min_locality: 0.9", "min_locality: 0.8")
+                          .replace("tolerance: 0.02", "tolerance: 0.05")}, "B's criterion")
+    assert criterion_commits(repo, PATHS) == {"A": second[:12], "B": third[:12]}
+
+
+def test_a_comment_or_reformatting_is_no_change(tmp_path):
+    repo = make_repo(tmp_path)
+    first = first_config(repo)
+    reformatted = CLAIMS.replace("criteria: {min_locality: 0.9}", "criteria:   # why 0.9: see the history\n      min_locality: 0.9")
+    commit(repo, {"config/claims.yaml": "# the pre-registration\n" + reformatted}, "comments only")
+    assert criterion_commits(repo, PATHS) == {"A": first[:12], "B": first[:12]}
+
+
+def test_a_depends_on_key_in_config_yaml_counts_and_measures_count_for_every_claim(tmp_path):
+    repo = make_repo(tmp_path)
+    first = first_config(repo)
+    steps = commit(repo, {"config/config.yaml": CONFIG.replace("300", "250")}, "train shorter")
+    commit(repo, {"config/config.yaml": CONFIG.replace("300", "250").replace("0.001", "0.002")}, "a key nobody depends on")
+    assert criterion_commits(repo, PATHS) == {"A": first[:12], "B": steps[:12]}
+    measures = commit(repo, {"config/claims.yaml": CLAIMS.replace("block_grid: 32", "block_grid: 16")}, "measures")
+    assert criterion_commits(repo, PATHS) == {"A": measures[:12], "B": measures[:12]}
+
+
+def test_a_claim_moved_between_the_files_keeps_its_commit(tmp_path):
+    """The values are read from the merged config, so moving a claim into claims.yaml changes nothing."""
+    repo = make_repo(tmp_path)
+    first = commit(repo, {"config/config.yaml": CONFIG + CLAIMS})
+    commit(repo, {"config/config.yaml": CONFIG, "config/claims.yaml": CLAIMS}, "claims.yaml")
+    assert criterion_commits(repo, PATHS) == {"A": first[:12], "B": first[:12]}
+
+
+def test_a_working_tree_edit_is_uncommitted(tmp_path):
+    repo = make_repo(tmp_path)
+    first = first_config(repo)
+    (repo / "config/config.yaml").write_text("# a comment\n" + CONFIG)
+    assert criterion_commits(repo, PATHS) == {"A": first[:12], "B": first[:12]}
+    (repo / "config/config.yaml").write_text(CONFIG.replace("300", "200"))
+    assert criterion_commits(repo, PATHS) == {"A": first[:12], "B": "uncommitted"}
+    (repo / "config/claims.yaml").unlink()
+    assert criterion_commits(repo, PATHS) == {"A": "uncommitted", "B": "uncommitted"}
+
+
+def test_outside_git_without_git_or_without_values_it_is_unknown(tmp_path, monkeypatch):
+    folder = tmp_path / "not_git"
+    (folder / "config").mkdir(parents=True)
+    (folder / "config/claims.yaml").write_text(CLAIMS)
+    assert criterion_commits(folder, PATHS) == {"A": "unknown", "B": "unknown"}
+    repo = make_repo(tmp_path)
+    first_config(repo)
+    assert criterion_commits(repo, {"C": ["claims.C.criteria"]}) == {"C": "unknown"}
+    monkeypatch.setenv("PATH", str(tmp_path / "no_programs"))
+    assert criterion_commits(repo, PATHS) == {"A": "unknown", "B": "unknown"}
+
+
+def test_criterion_commits_runs_two_git_processes_however_long_the_history(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path)
+    first_config(repo)
+    for steps in range(1, 41):
+        commit(repo, {"config/config.yaml": CONFIG.replace("300", str(steps))})
+    head = git(repo, "rev-parse", "HEAD")
+    calls = []
+    run = subprocess.run
+    monkeypatch.setattr(preregistration.subprocess, "run", lambda command, **kw: calls.append(command) or run(command, **kw))
+    started = time.perf_counter()
+    answers = criterion_commits(repo, PATHS)
+    elapsed = time.perf_counter() - started
+    assert [command[3] for command in calls] == ["log", "cat-file"]
+    assert answers == {"A": git(repo, "rev-list", "--max-parents=0", "HEAD")[:12], "B": head[:12]}
+    assert elapsed < 0.3, f"{elapsed:.2f} s for 41 commits"
+
+
+def history(*rows: str) -> str:
+    return "changes:\n" + "".join(rows)
+
+
+ROW_NAMED = """\
+  - commit: "abc1234"
+    date: 2026-11-22
+    claims: [A]
+    change: Introduced A with a locality of at least 0.9 in every layer.
+    why: The paper's sentence.
+    after_results: unknown
+    evidence: The first commit.
+"""
+ROW_NULL = """\
+  - commit: null
+    date: null
+    claims: [B]
+    change: >-
+      B's tolerance went
+      from 0.02 to 0.05, because the Monte-Carlo error at 10,000 samples is about 0.03.
+    why: A run | failed.
+    after_results: yes
+    evidence: The README of the same commit.
+"""
+ROW_NEW = """\
+  - claims: [A]
+    change: A's threshold went from 0.9 to 0.8 in the working tree.
+    why: Not yet committed.
+    after_results: no
+"""
+
+
+def test_load_history_resolves_a_missing_commit_to_the_commit_that_added_the_row(tmp_path):
+    repo = make_repo(tmp_path)
+    commit(repo, {"config/criteria_history.yaml": history(ROW_NAMED)})
+    adding = commit(repo, {"config/criteria_history.yaml": history(ROW_NAMED, ROW_NULL)}, "B's tolerance")
+    commit(repo, {"README.md": "later\n"}, "unrelated")
+    (repo / "config/criteria_history.yaml").write_text(history(ROW_NAMED, ROW_NULL, ROW_NEW))
+    named, null, new = load_history(repo)
+    assert (named["commit"], named["date"], named["after_results"]) == ("abc1234", "2026-11-22", "unknown")
+    assert (null["commit"], null["date"], null["after_results"]) == (short(repo, adding), TODAY, "yes")
+    assert null["change"].startswith("B's tolerance went from 0.02 to 0.05, because")
+    assert (new["commit"], new["date"], new["after_results"]) == ("uncommitted", TODAY, "no")
+
+
+def test_load_history_outside_git_keeps_what_is_written(tmp_path):
+    folder = tmp_path / "not_git"
+    (folder / "config").mkdir(parents=True)
+    (folder / "config/criteria_history.yaml").write_text(history(ROW_NAMED, ROW_NULL))
+    named, null = load_history(folder)
+    assert (named["commit"], null["commit"], null["date"]) == ("abc1234", "unknown", "unknown")
+    assert load_history(tmp_path / "nowhere") == []
+
+
+def test_history_markdown_escapes_pipes_and_joins_lines():
+    rows = load_yaml(history(ROW_NAMED, ROW_NULL))["changes"]
+    rows[1] |= {"commit": "def5678", "date": "2026-11-23", "after_results": "yes", "why": "A run | failed.\nSee the\nREADME."}
+    lines = history_markdown(rows).splitlines()
+    assert lines[0] == "| commit | date | claims | what changed | why | written after results? |"
+    assert len(lines) == 4
+    assert lines[3] == ("| def5678 | 2026-11-23 | B | B's tolerance went from 0.02 to 0.05, because the Monte-Carlo error at "
+                        r"10,000 samples is about 0.03. | A run \| failed. See the README. | yes: The README of the same commit. |")
+    assert all(len(re.findall(r"(?<!\\)\|", line)) == 7 for line in lines)
+
+
+def test_history_latex_escapes_text_and_fits_the_text_width():
+    row = {"commit": "def5678", "date": "2026-11-23", "claims": ["C3", "C5a"], "change": "min_locality >= 90% & more",
+           "why": "cost $5 #1", "after_results": "cannot be shown", "evidence": ""}
+    latex = history_latex([row])
+    assert r"\begin{longtable}" in latex and r"\end{longtable}" in latex and r"\small" in latex
+    assert r"def5678 & 2026-11-23 & C3, C5a & min\_locality $\geq$ 90\% \& more & cost \$5 \#1 & cannot be shown \\" in latex
+    widths = [float(width) for width in re.findall(r"p\{([0-9.]+)in\}", latex)]
+    separation = float(re.search(r"\\tabcolsep\}\{([0-9.]+)pt\}", latex).group(1)) * 2 * len(widths) / 72.27
+    assert len(widths) == 6 and sum(widths) + separation <= 6.3
+
+
+def test_unrecorded_changes_finds_a_criterion_change_without_a_row(tmp_path):
+    repo = make_repo(tmp_path)
+    again = ROW_NULL.replace("0.02 to 0.05", "0.05 to 0.06")
+    # Introduced together with a row that is written without its commit: recorded.
+    commit(repo, {"config/config.yaml": CONFIG, "config/claims.yaml": CLAIMS.replace("0.9", "0.7"),
+                  "config/criteria_history.yaml": history(ROW_NULL)})
+    no_row = commit(repo, {"config/claims.yaml": CLAIMS}, "A's criterion, no row")
+    commit(repo, {"config/claims.yaml": "# only a comment\n" + CLAIMS}, "a comment")
+    named = commit(repo, {"config/claims.yaml": CLAIMS.replace("0.02", "0.05")}, "B's criterion, a row names it later")
+    steps = commit(repo, {"config/config.yaml": CONFIG.replace("300", "250")}, "B's depends_on, no row")
+    commit(repo, {"config/claims.yaml": CLAIMS.replace("0.02", "0.06"), "config/criteria_history.yaml": history(ROW_NULL, again)},
+           "B's criterion with its row")
+    names_it = ROW_NAMED.replace("abc1234", short(repo, named))
+    commit(repo, {"config/criteria_history.yaml": history(ROW_NULL, again, names_it)}, "the row for an earlier change")
+    assert unrecorded_changes(repo) == [(short(repo, steps), ["B"]), (short(repo, no_row), ["A"])]
+    rows = [ROW_NAMED.replace("abc1234", short(repo, full)).replace("Introduced A", f"Row {full}") for full in (steps, no_row)]
+    (repo / "config/criteria_history.yaml").write_text(history(ROW_NULL, again, names_it, *rows))
+    assert unrecorded_changes(repo) == []
+    assert unrecorded_changes(tmp_path / "nowhere") == []
+
+
+def _is_checkout(root: Path) -> bool:
+    if shutil.which("git") is None:
+        return False
+    done = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True)
+    return done.returncode == 0 and done.stdout.strip() == "true"
+
+
+@pytest.mark.skipif(not _is_checkout(ROOT), reason="the repository is not a git checkout")
+def test_criterion_commits_of_the_real_repository(monkeypatch):
+    monkeypatch.delenv("GIT_CEILING_DIRECTORIES", raising=False)
+    files = [ROOT / "config/config.yaml", ROOT / "config/claims.yaml"]
+    config = preregistration._overlay_all(load_yaml(file.read_text()) for file in files if file.exists())
+    paths = {name: deciding_paths(config, name) for name in config["claims"]}
+    started = time.perf_counter()
+    answers = criterion_commits(ROOT, paths)
+    elapsed = time.perf_counter() - started
+    assert set(answers) == set(config["claims"])
+    assert all(re.fullmatch("[0-9a-f]{12}", value) or value in ("uncommitted", "unknown") for value in answers.values()), answers
+    assert elapsed < 1.0, f"{elapsed:.2f} s"
