@@ -19,6 +19,14 @@ def smoke_config() -> dict:
     return load("config/smoke.yaml")
 
 
+def default_measures():
+    """The pre-registration's shared definitions (config/claims.yaml, ``measures:``)."""
+    from behind_rope.config import load_yaml
+    from behind_rope.metrics import Measures
+
+    return Measures.of(load_yaml((ROOT / "config" / "claims.yaml").read_text())["measures"])
+
+
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Run the Snakemake of this environment in ``workdir``; return the finished process."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}

@@ -16,11 +16,11 @@ MC = [{"dim": 64, "alpha": 0.0, "samples": 10_000, "max_abs_error": 0.01}]
 
 
 def test_c1_passes_only_with_a_good_derivation_and_enough_close_samples():
-    assert claim_c1(DERIVATION, MC, dim=64, min_samples=10_000, tolerance=0.02)["passed"]
-    assert not claim_c1(DERIVATION, MC, dim=64, min_samples=10_000, tolerance=0.005)["passed"]
-    assert not claim_c1(DERIVATION, MC, dim=64, min_samples=20_000, tolerance=0.02)["passed"]
-    assert not claim_c1({**DERIVATION, "passed": False}, MC, dim=64, min_samples=10_000, tolerance=0.02)["passed"]
-    assert not claim_c1(DERIVATION, MC, dim=128, min_samples=10_000, tolerance=0.02)["passed"]
+    assert claim_c1(DERIVATION, MC, monte_carlo_dim=64, min_samples=10_000, tolerance=0.02)["passed"]
+    assert not claim_c1(DERIVATION, MC, monte_carlo_dim=64, min_samples=10_000, tolerance=0.005)["passed"]
+    assert not claim_c1(DERIVATION, MC, monte_carlo_dim=64, min_samples=20_000, tolerance=0.02)["passed"]
+    assert not claim_c1({**DERIVATION, "passed": False}, MC, monte_carlo_dim=64, min_samples=10_000, tolerance=0.02)["passed"]
+    assert not claim_c1(DERIVATION, MC, monte_carlo_dim=128, min_samples=10_000, tolerance=0.02)["passed"]
 
 
 def test_c2_fails_when_a_run_lacks_locality_or_a_control_shows_it():
@@ -30,50 +30,107 @@ def test_c2_fails_when_a_run_lacks_locality_or_a_control_shows_it():
     assert not claim_c2({"run": good, "control": good}, ["run"], ["control"], 2, 0.9)["passed"]
 
 
+C4 = dict(from_layer=3, min_reliability=0.9, max_start_deficit=0.0, report_from_layer=2)
+
+
 def test_c4_needs_reliable_structure_and_a_negative_start_deficit():
     good, noisy, raised = _metrics(), _metrics(split_half_reliability=0.1), _metrics(start_deficit=0.02)
-    assert claim_c4({"run": good, "control": noisy}, ["run"], ["control"], 3, 0.9)["passed"]
-    assert not claim_c4({"run": raised, "control": noisy}, ["run"], ["control"], 3, 0.9)["passed"]
-    assert not claim_c4({"run": good, "control": good}, ["run"], ["control"], 3, 0.9)["passed"]
+    assert claim_c4({"run": good, "control": noisy}, ["run"], ["control"], **C4)["passed"]
+    assert not claim_c4({"run": raised, "control": noisy}, ["run"], ["control"], **C4)["passed"]
+    assert not claim_c4({"run": good, "control": good}, ["run"], ["control"], **C4)["passed"]
 
 
-def _twin(locality=1.0, key_slope=0.02):
-    return {"layers": [{"layer": k, "locality": locality if k > 1 else 0.5, "key_slope": key_slope,
-                        "split_half_reliability": 0.5, "start_deficit": -0.05, "nonrelative_index": 0.8} for k in (1, 2, 3, 4)]}
+def test_c4_records_layer_2_beside_the_deciding_range():
+    layer_2_raised = _metrics()
+    layer_2_raised["layers"][1]["start_deficit"] = 0.0016
+    claim = claim_c4({"run": layer_2_raised, "control": _metrics(split_half_reliability=0.1)}, ["run"], ["control"], **C4)
+    assert claim["passed"] and not claim["measured"]["from_layer_2"]["passed"]
+    assert claim["measured"]["from_layer_2"]["measured"]["runs"]["run"]["layers"]["2"]["start_deficit"] == 0.0016
 
 
-RUNS = {"runs": ["nope_text_causal"], "mask_probe": ["nope_random_causal"], "mask_probe_control": ["nope_random_noncausal"],
-        "untrained": ["untrained_text_causal"], "comparisons": ["nope_text_noncausal"], "rope_twin": []}
-C3 = dict(twin="nope", untrained="untrained", rope_twin="rope", locality_layers=[2, 3], min_locality=0.9,
-          amplification_layer=2, min_amplification=1.0, simulation_variants=["sim_a", "sim_b"])
+def _twin(locality=1.0, key_slope=0.02, layer_3=None):
+    return {"layers": [{"layer": k, "locality": (layer_3 if k == 3 and layer_3 is not None else locality) if k > 1 else 0.5,
+                        "key_slope": key_slope, "split_half_reliability": 0.5, "start_deficit": -0.05,
+                        "nonrelative_index": 0.8} for k in (1, 2, 3, 4)]}
 
 
-def _c3(twin_metrics=None, training=None):
-    metrics = {"nope_text_causal": _twin(), "nope_text_noncausal": _twin(0.9, 0.003), "nope_random_causal": _twin(),
-               "nope_random_noncausal": _twin(0.5, 0.0), "untrained_text_causal": _twin(0.95, 0.0001)}
+SEEDS = ["nope", "nope_seed1", "nope_seed2", "nope_seed3", "nope_seed4"]
+UNTRAINED = ["untrained", "untrained_seed1", "untrained_seed2", "untrained_seed3", "untrained_seed4"]
+RUNS = {"seeds": {seed: {"probe": f"{seed}/random_causal", "probe_no_mask": f"{seed}/random_noncausal",
+                         "text": f"{seed}/text_causal", "text_no_mask": f"{seed}/text_noncausal"} for seed in SEEDS},
+        "untrained": {twin: {"probe": f"{twin}/random_causal", "text": f"{twin}/text_causal"} for twin in UNTRAINED},
+        "rope_twin": {}}
+PANELS = {letter: {"locality": {"at_least": 0.9}} for letter in "fhi"} | {"g": {"locality": {"at_most": 0.1}}}
+C3 = dict(twin="nope", probe="random_causal", simulation_variants=["sim_a", "sim_b"], rope_twin="rope",
+          no_mask_probe="random_noncausal", untrained="untrained", min_seeds=5, confidence=0.95, min_seeds_passing=4,
+          min_gain_over_unigram=0.3, locality_layers=[2, 3], min_locality=0.9, amplification_layer=2,
+          min_amplification=1.0, panels=PANELS)
+
+
+def _c3(metrics=None, training=None, panels=None, **criteria):
+    """C3 on five seeds whose i.i.d. probe favours nearby keys at 0.02 per key (simulation: at most 0.009)."""
+    runs = {}
+    for seed in SEEDS:
+        runs |= {f"{seed}/random_causal": _twin(), f"{seed}/random_noncausal": _twin(0.5, 0.0),
+                 f"{seed}/text_causal": _twin(), f"{seed}/text_noncausal": _twin(0.9, 0.003)}
+    runs |= {f"{twin}/{run}": _twin(0.95, 0.0001) for twin in UNTRAINED for run in ("random_causal", "text_causal")}
     simulation = {"sim_a": _metrics(key_slope=0.002), "sim_b": _metrics(key_slope=0.009)}
-    sanity = {name: {"sanity": {"passed": name != "untrained"}, "validation_loss": 5.0, "unigram_loss": 6.0}
-              for name in ("nope", "rope", "untrained")}
-    return claim_c3({**metrics, **(twin_metrics or {})}, simulation, {**sanity, **(training or {})}, RUNS, **C3)
+    losses = {name: {"validation_loss": 5.0, "unigram_loss": 6.0, "steps": 300, "seed": k % 5}
+              for k, name in enumerate([*SEEDS, "rope"])}
+    losses |= {name: {"validation_loss": 9.0, "unigram_loss": 6.0, "steps": 0} for name in UNTRAINED}
+    panel_values = {seed: {letter: {"locality": 0.05 if letter == "g" else 0.95} for letter in "fghi"} for seed in SEEDS}
+    return claim_c3({**runs, **(metrics or {})}, simulation, {**losses, **(training or {})}, panels or panel_values,
+                    RUNS, **{**C3, **criteria})
 
 
-def test_c3_passes_with_trained_locality_amplification_and_a_failing_untrained_twin():
+def test_c3_passes_over_seeds_with_failing_controls():
     claim = _c3()
     assert claim["passed"], claim["measured"]["checks"]
-    assert claim["measured"]["amplification"]["runs"]["nope_text_causal"]["amplification"] == 0.02 / 0.009
-    assert "nope_text_noncausal" in claim["measured"]["locality"]["comparisons"]  # recorded, not decisive
+    measured = claim["measured"]
+    assert measured["seeds"]["nope"]["probe"]["amplification"] == 0.02 / 0.009
+    assert measured["probe"]["statistics"]["locality_layer_2"]["seeds_passing"] == 5
+    assert not measured["controls"]["no_mask_probe"]["passed"] and not measured["controls"]["untrained"]["passed"]
+    assert all(panel["passed"] for panel in measured["panels"].values())
+    assert measured["seeds"]["nope"]["text_no_mask"]["locality_layer_2"] == 0.9  # recorded, not decisive
+
+
+def _seeds(**per_seed):
+    """Metrics that give each seed of SEEDS the probe of ``per_seed[seed]`` (others as in _c3)."""
+    return {f"{seed}/random_causal": twin for seed, twin in per_seed.items()}
 
 
 def test_c3_fails_whenever_one_of_its_checks_fails():
-    learned_nothing = {"sanity": {"passed": False}, "validation_loss": 6.1, "unigram_loss": 6.0}
-    failing = {"no locality in layer 3": _c3({"nope_text_causal": _twin(locality=0.6)}),
-               "weaker than the simulation": _c3({"nope_text_causal": _twin(key_slope=0.005)}),
-               "no locality on i.i.d. tokens": _c3({"nope_random_causal": _twin(locality=0.5)}),
-               "locality without the mask": _c3({"nope_random_noncausal": _twin()}),
-               "untrained twin passes": _c3({"untrained_text_causal": _twin()}, {"untrained": {**learned_nothing,
-                                                                                              "sanity": {"passed": True}}}),
-               "a twin learned nothing": _c3(training={"rope": learned_nothing})}
+    learned_nothing = {"validation_loss": 5.9, "unigram_loss": 6.0, "steps": 300}
+    weak = _twin(key_slope=0.005)
+    failing = {
+        "no locality in layer 3 on any seed": _c3(_seeds(**{seed: _twin(layer_3=0.6) for seed in SEEDS})),
+        "weaker than the simulation on two seeds": _c3(_seeds(nope=weak, nope_seed1=weak)),
+        "locality without the mask": _c3({f"{seed}/random_noncausal": _twin() for seed in SEEDS}),
+        "a twin learned nothing": _c3(training={"rope": learned_nothing}),
+        "fewer seeds than the rule needs": _c3(min_seeds=6),
+    }
     assert [reason for reason, claim in failing.items() if claim["passed"]] == []
+
+
+def test_one_outlying_seed_does_not_decide_c3_but_its_spread_can():
+    assert _c3(_seeds(nope_seed4=_twin(locality=0.88)))["passed"]  # 4 of 5 seeds, interval still above 0.9
+    far = _c3(_seeds(nope_seed4=_twin(locality=0.2)))  # 4 of 5 seeds, but the interval reaches down to it
+    assert not far["passed"] and far["measured"]["probe"]["statistics"]["locality_layer_2"]["seeds_passing"] == 4
+
+
+def test_the_untrained_control_can_fail_c3_on_its_own_statistics():
+    """The untrained twin goes through the same rule: if its weights made nearby keys score as strongly as the
+    trained twin's, C3 would fail, whatever its sanity check says."""
+    strong_untrained = {f"{twin}/random_causal": _twin() for twin in UNTRAINED}
+    claim = _c3(strong_untrained)
+    assert claim["measured"]["controls"]["untrained"]["passed"]
+    assert not claim["passed"] and not claim["measured"]["checks"]["untrained_twin_fails"]
+
+
+def test_figure_3_panels_are_recorded_with_a_verdict_each_and_do_not_decide_c3():
+    inverted_g = {seed: {letter: {"locality": 0.95} for letter in "fghi"} for seed in SEEDS}
+    claim = _c3(panels=inverted_g)
+    assert claim["passed"] and not claim["measured"]["panels"]["g"]["passed"] and claim["measured"]["panels"]["f"]["passed"]
 
 
 def _llm_run(reliabilities, layer_types=None, deficit=-0.1):
@@ -84,7 +141,10 @@ def _llm_run(reliabilities, layer_types=None, deficit=-0.1):
                "relative_share": 0.8, "query_offset_share": 0.15, "visible_share": 0.05, "paper_nonrelative_share": 0.2,
                "sink": 2.0, "key_profile_share": 0.3, "drawn_reliability": value,
                "start_deficit_paper": 0.2, "start_deficit_paper_halves": [0.2, 0.2],
-               "start_deficit_visible": deficit, "start_deficit_visible_halves": [deficit, deficit]}
+               "start_deficit_visible": deficit, "start_deficit_visible_halves": [deficit, deficit],
+               "spread_ratio": 0.1, "noise_spread_ratio": 0.01, "raw_spread": 20.0, "pattern_spread": 2.0,
+               "first_keys_contrast": 0.5, "first_keys_contrast_halves": [0.5, 0.5], "first_keys_noise": 0.05,
+               "sink_contrast": 3.0, "sink_contrast_halves": [3.0, 3.0], "sink_noise": 0.1}
         if layer_types:
             row["layer_type"] = layer_types[layer - 1]
         layers.append(row)
@@ -92,14 +152,27 @@ def _llm_run(reliabilities, layer_types=None, deficit=-0.1):
     return {"metadata": metadata, "layers": layers}
 
 
+C5 = {"C5a": dict(layers=[1, 2, 3, 4], min_reliability=0.5, min_layers=2),
+      "C5b": dict(layers=[2, 3, 4], min_layers=2, min_spread_ratio=0.05, min_over_noise=2.0),
+      "C5c": dict(layers=[2, 3, 4], min_layers=2, min_over_noise=3.0),
+      "C5d": dict(layers=[2, 3, 4], below=0.0)}
+RUNS_C5 = {"m": {"text": "m/text_causal", "iid": "m/random_causal", "iid_no_mask": "m/random_noncausal",
+                 "figure5": "m/fig5_causal"}}
+
+
+def _quiet(run):
+    """A run whose first keys do not stand apart from the noise."""
+    for row in run["layers"]:
+        row |= {"first_keys_contrast": 0.01, "first_keys_contrast_halves": [0.02, 0.0]}
+    return run
+
+
 def _c5(text, iid, no_mask=(0.0, 0.0, 0.0, 0.0), layer_types=None, figure5=None):
     from behind_rope.llm_claims import claims_c5
 
     metrics = {"m/text_causal": _llm_run(text, layer_types), "m/random_causal": _llm_run(iid),
-               "m/random_noncausal": _llm_run(no_mask), "m/fig5_causal": figure5 or _llm_run(text)}
-    runs = {"m": {"text_causal": "m/text_causal", "random_causal": "m/random_causal",
-                  "random_noncausal": "m/random_noncausal", "figure5": "m/fig5_causal"}}
-    return claims_c5(metrics, runs, layers=[1, 2, 3, 4], min_reliability=0.5, min_layers=2)
+               "m/random_noncausal": _quiet(_llm_run(no_mask)), "m/fig5_causal": figure5 or _llm_run(text)}
+    return claims_c5(metrics, RUNS_C5, C5)
 
 
 def test_c5a_passes_with_structure_after_layer_1_and_noise_in_layer_1_on_iid_tokens():
@@ -121,19 +194,57 @@ def test_c5a_fails_when_any_of_its_checks_fails(text, iid, no_mask):
     assert not _c5(text, iid, no_mask)["C5a"]["passed"]
 
 
-def test_c5b_needs_lower_start_keys_in_every_layer_where_c5a_holds():
+def test_c5b_needs_a_pattern_large_against_the_raw_scores_and_beyond_the_noise():
     text, iid = [0.9, 0.8, 0.9, 0.9], [0.05, 0.7, 0.9, 0.95]
-    claim = _c5(text, iid)["C5b"]["measured"]["models"]["m"]
+    assert _c5(text, iid)["C5b"]["passed"]
+    small = _llm_run(text)
+    for row in small["layers"]:
+        row["spread_ratio"] = 0.02
+    assert not _c5(text, iid, figure5=small)["C5b"]["passed"]
+    noisy = _llm_run(text)
+    for row in noisy["layers"]:
+        row["noise_spread_ratio"] = 0.08  # the control: sampling noise alone is as wide
+    result = _c5(text, iid, figure5=noisy)["C5b"]["measured"]["models"]["m"]
+    assert not result["passed"] and result["control_split_half_noise"]["passed"]
+
+
+def test_c5c_needs_the_first_keys_beyond_their_noise_floor_in_either_direction():
+    text, iid = [0.9, 0.8, 0.9, 0.9], [0.05, 0.7, 0.9, 0.95]
+    assert _c5(text, iid)["C5c"]["passed"]
+    lower = _llm_run(text)
+    for row in lower["layers"]:
+        row |= {"first_keys_contrast": -0.5, "first_keys_contrast_halves": [-0.5, -0.4]}
+    assert _c5(text, iid, figure5=lower)["C5c"]["passed"]  # whatever its sign
+    assert not _c5(text, iid, figure5=_quiet(_llm_run(text)))["C5c"]["passed"]
+    split = _llm_run(text)
+    for row in split["layers"]:
+        row["first_keys_contrast_halves"] = [0.9, -0.1]  # the halves disagree on the sign
+    assert not _c5(text, iid, figure5=split)["C5c"]["passed"]
+
+
+def test_c5c_fails_when_the_no_mask_control_singles_out_the_first_keys_too():
+    from behind_rope.llm_claims import claims_c5
+
+    text, iid = [0.9, 0.8, 0.9, 0.9], [0.05, 0.7, 0.9, 0.95]
+    metrics = {"m/text_causal": _llm_run(text), "m/random_causal": _llm_run(iid),
+               "m/random_noncausal": _llm_run([0.0] * 4), "m/fig5_causal": _llm_run(text)}
+    result = claims_c5(metrics, RUNS_C5, C5)["C5c"]
+    assert not result["passed"] and result["measured"]["models"]["m"]["control_iid_no_mask"]["passed"]
+
+
+def test_c5d_needs_lower_start_keys_in_every_layer_where_c5a_holds():
+    text, iid = [0.9, 0.8, 0.9, 0.9], [0.05, 0.7, 0.9, 0.95]
+    claim = _c5(text, iid)["C5d"]["measured"]["models"]["m"]
     assert claim["passed"] and claim["layers_where_c5a_holds"] == [2, 3, 4]
     assert claim["start_keys_lower_paper_way"] == {"2": False, "3": False, "4": False}  # recorded, not decided
-    # Start keys higher than mid-context keys (a synthetic run whose start keys score more): C5b fails.
-    assert not _c5(text, iid, figure5=_llm_run(text, deficit=+0.1))["C5b"]["passed"]
+    # Start keys higher than mid-context keys (a synthetic run whose start keys score more): C5d fails.
+    assert not _c5(text, iid, figure5=_llm_run(text, deficit=+0.1))["C5d"]["passed"]
     # One half disagrees: not a reliable direction.
     split = _llm_run(text)
     split["layers"][2]["start_deficit_visible_halves"] = [-0.1, 0.05]
-    assert not _c5(text, iid, figure5=split)["C5b"]["passed"]
-    # No layer where C5a holds: nothing to confirm, so C5b fails too.
-    assert not _c5([0.9, 0.1, 0.1, 0.1], iid)["C5b"]["passed"]
+    assert not _c5(text, iid, figure5=split)["C5d"]["passed"]
+    # No layer where C5a holds: nothing to confirm, so C5d fails too.
+    assert not _c5([0.9, 0.1, 0.1, 0.1], iid)["C5d"]["passed"]
 
 
 def test_c5_compares_layer_types():
@@ -167,21 +278,20 @@ def _score_file(start_shift, seed, structured=True, mask=True, layers=4, seq_len
             "metadata": np.array(json.dumps(metadata))}
 
 
-@pytest.mark.parametrize(("start_shift", "no_mask_structured", "c5a", "c5b"), [
+@pytest.mark.parametrize(("start_shift", "no_mask_structured", "c5a", "c5d"), [
     (-0.5, False, True, True),    # start keys lower, the no-mask run unstructured: both parts pass
     (+0.5, False, True, False),   # start keys higher: the direction fails
-    (-0.5, True, False, True),    # the same structure without the mask: C5a fails (C5b judges its own run)
+    (-0.5, True, False, True),    # the same structure without the mask: C5a fails (C5d judges its own run)
 ])
-def test_c5_from_synthetic_score_matrices(start_shift, no_mask_structured, c5a, c5b):
+def test_c5_from_synthetic_score_matrices(start_shift, no_mask_structured, c5a, c5d):
     from behind_rope.llm_claims import claims_c5
     from behind_rope.metrics import score_file_metrics
+    from conftest import default_measures
 
     files = {"m/text_causal": _score_file(start_shift, seed=1), "m/random_causal": _score_file(start_shift, seed=2),
              "m/random_noncausal": _score_file(start_shift, seed=3, structured=no_mask_structured, mask=False),
              "m/fig5_causal": _score_file(start_shift, seed=4)}
-    metrics = {run: score_file_metrics(data) for run, data in files.items()}
-    runs = {"m": {"text_causal": "m/text_causal", "random_causal": "m/random_causal",
-                  "random_noncausal": "m/random_noncausal", "figure5": "m/fig5_causal"}}
-    result = claims_c5(metrics, runs, layers=[1, 2, 3, 4], min_reliability=0.5, min_layers=2)
-    assert (result["C5a"]["passed"], result["C5b"]["passed"]) == (c5a, c5b), (
-        result["C5a"]["measured"]["models"]["m"]["checks"], result["C5b"]["measured"]["models"]["m"]["figure5"])
+    metrics = {run: score_file_metrics(data, default_measures()) for run, data in files.items()}
+    result = claims_c5(metrics, RUNS_C5, C5)
+    assert (result["C5a"]["passed"], result["C5d"]["passed"]) == (c5a, c5d), (
+        result["C5a"]["measured"]["models"]["m"]["checks"], result["C5d"]["measured"]["models"]["m"]["figure5"])

@@ -14,6 +14,7 @@ from behind_rope.decompose import (
 )
 
 S = 120
+START = (S // 10, S // 2)  # start keys, first late query (config/claims.yaml measures)
 ROWS, COLS = np.indices((S, S))
 OFFSETS = ROWS - COLS
 CAUSAL = np.where(COLS <= ROWS, 1.0, np.nan)
@@ -145,8 +146,8 @@ def test_an_excluded_sink_changes_neither_part_and_is_measured_apart():
     np.testing.assert_allclose(sunk.relative, plain.relative, atol=1e-8)
     late = np.arange(S // 2, S - 1)  # offset S - 1 holds only key 0: no r there
     predicted = plain.query_offset[late] + plain.relative[late]
-    assert sink(sunk.residual) == pytest.approx(height + np.mean(base[late, 0] - predicted), rel=1e-12)
-    assert sink(sunk.residual) - sink(plain.residual) == pytest.approx(height, rel=1e-10)
+    assert sink(sunk.residual, S // 2) == pytest.approx(height + np.mean(base[late, 0] - predicted), rel=1e-12)
+    assert sink(sunk.residual, S // 2) - sink(plain.residual, S // 2) == pytest.approx(height, rel=1e-10)
     # Left in the fit, the sink leaks into every offset it lies on.
     assert np.nanmax(np.abs(decompose(with_sink, ()).relative - decompose(base, ()).relative)) > 1.0
 
@@ -155,19 +156,19 @@ def test_an_excluded_sink_changes_neither_part_and_is_measured_apart():
 def test_start_deficit_follows_the_start_keys_and_ignores_the_sink(sign):
     scores = toeplitz() + sign * 0.5 * CAUSAL * STEP[None, :]
     for way in (metrics.diagonal_normalise, lambda m: decompose(m).residual):
-        assert sign * start_deficit(way(scores)) > 0.2
+        assert sign * start_deficit(way(scores), *START) > 0.2
     with_sink = scores + np.where(KEYS == 0, 1e6, 0.0)[None, :]
-    assert start_deficit(with_sink) == start_deficit(scores)
-    assert start_deficit(decompose(with_sink).residual) == pytest.approx(start_deficit(decompose(scores).residual),
+    assert start_deficit(with_sink, *START) == start_deficit(scores, *START)
+    assert start_deficit(decompose(with_sink).residual, *START) == pytest.approx(start_deficit(decompose(scores).residual, *START),
                                                                          abs=1e-8)
 
 
 def test_start_deficit_is_nan_when_a_sliding_window_hides_the_start():
     scores = toeplitz(SLIDING) - 0.5 * SLIDING * STEP[None, :]
-    assert np.isnan(start_deficit(decompose(scores).residual))
-    assert np.isnan(start_deficit(scores))
+    assert np.isnan(start_deficit(decompose(scores).residual, *START))
+    assert np.isnan(start_deficit(scores, *START))
     with pytest.raises(ValueError, match="too short"):
-        start_deficit(np.ones((3, 3)))
+        start_deficit(np.ones((3, 3)), 1, 2)
 
 
 def test_variance_shares_add_up_and_match_the_paper_normalisation():
@@ -195,7 +196,7 @@ def test_a_stack_gives_the_same_result_as_each_matrix_alone():
             np.testing.assert_allclose(getattr(together, field)[index], getattr(alone, field), atol=1e-12)
         for name, value in variance_shares(stack[index]).items():
             assert shares[name][index] == pytest.approx(value, abs=1e-12)
-    np.testing.assert_allclose(sink(together.residual)[1, 0], sink(decompose(stack[1, 0]).residual))
+    np.testing.assert_allclose(sink(together.residual, S // 2)[1, 0], sink(decompose(stack[1, 0]).residual, S // 2))
 
 
 def test_relative_matrix_is_the_toeplitz_matrix_of_the_offsets():

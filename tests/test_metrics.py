@@ -6,6 +6,7 @@ from behind_rope import metrics
 S = 30
 ROWS, COLS = np.indices((S, S))
 CAUSAL = np.where(COLS <= ROWS, 1.0, np.nan)
+START = (S // 10, S // 2)  # start keys, first late query (measures: start_key_fraction, late_query_fraction)
 
 
 def toeplitz():
@@ -27,14 +28,14 @@ def test_diagonal_normalise_zeroes_every_diagonal_mean():
 def test_toeplitz_matrix_is_purely_relative():
     assert metrics.nonrelative_index(toeplitz()) == pytest.approx(0.0, abs=1e-12)
     assert np.nanmax(np.abs(metrics.diagonal_normalise(toeplitz()))) < 1e-12
-    assert metrics.start_deficit(toeplitz()) == pytest.approx(0.0, abs=1e-12)
+    assert metrics.start_deficit(toeplitz(), *START) == pytest.approx(0.0, abs=1e-12)
 
 
 def test_planted_absolute_structure_scores_high():
     column_only = CAUSAL * COLS
     assert metrics.nonrelative_index(column_only) > 0.5
     assert metrics.nonrelative_index(planted_absolute()) > 0.05
-    assert metrics.start_deficit(planted_absolute()) < -0.05
+    assert metrics.start_deficit(planted_absolute(), *START) < -0.05
 
 
 def test_split_half_reliability_separates_structure_from_noise():
@@ -65,4 +66,4 @@ def test_key_slope_is_the_mean_score_gain_per_key_position():
 
 def test_start_deficit_needs_room_for_start_and_mid_context_keys():
     with pytest.raises(ValueError, match="too short"):
-        metrics.start_deficit(np.ones((3, 3)))
+        metrics.start_deficit(np.ones((3, 3)), 1, 2)

@@ -7,6 +7,7 @@ import torch
 
 from behind_rope import position
 from behind_rope.position_claims import claim_c6, claim_c7, claims_c8
+from conftest import default_measures
 from test_extract import tiny_model
 
 S = 40
@@ -21,11 +22,12 @@ def residual_with(first_key: float, mask: float, seed: int = 0) -> np.ndarray:
 
 
 def test_the_components_of_a_residual_of_known_parts():
-    parts = position.components(residual_with(2.0, 0.5), position.early_queries(S))
+    measures = default_measures()
+    parts = position.components(residual_with(2.0, 0.5), measures.early_queries(S))
     assert parts["first_key"] == pytest.approx(2.0) and parts["mask"] == pytest.approx(0.5)
     assert parts["residual_stream_share"] == pytest.approx(4.0 / 4.25)
-    assert position.components(residual_with(0.0, 0.5), position.early_queries(S))["residual_stream_share"] == 0.0
-    assert list(position.early_queries(1024)) == list(range(1, 103)) and position.late_queries(1024)[0] == 512
+    assert position.components(residual_with(0.0, 0.5), measures.early_queries(S))["residual_stream_share"] == 0.0
+    assert list(measures.early_queries(1024)) == list(range(1, 103)) and measures.late_queries(1024)[0] == 512
 
 
 def test_fraction_removed_and_the_ntk_base():
@@ -120,7 +122,7 @@ def _c7(first_key_after: dict):
     metrics |= {f"m.{name}/orig": _metrics([_row(first=value)] * 4) for name, value in first_key_after.items()}
     closed = {"m": {"same_first_token": [0.0], "different_first_tokens": [0.0, 0.3], "first_token": "<s>"}}
     return claim_c7(metrics, runs, closed, {"m": {"bos_identity": 0.0}}, layers=[2, 3, 4], replacement="bos_mean",
-                    controls=["late_mean", "bos_identity"], recorded=[], min_fraction_removed=0.2,
+                    control_replacements=["late_mean", "bos_identity"], recorded_replacements=[], min_fraction_removed=0.2,
                     max_closed_system_gap=1e-5)
 
 

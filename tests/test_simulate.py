@@ -3,6 +3,7 @@ import torch
 
 from behind_rope.claims import claim_c2, claim_c4
 from behind_rope.metrics import score_file_metrics
+from conftest import default_measures
 from behind_rope.rope import apply_rope
 from behind_rope.simulate import SimulationSize, Variant, monte_carlo_layer2_error, sample_inputs, simulate
 
@@ -59,7 +60,8 @@ def test_monte_carlo_matches_theory_to_the_paper_tolerance():
 
 def _metrics(variant, size):
     """What the metrics step writes for a simulation of ``variant``."""
-    return score_file_metrics({**simulate(variant, size, seed=0, progress=False), "metadata": np.array("{}")})
+    return score_file_metrics({**simulate(variant, size, seed=0, progress=False), "metadata": np.array("{}")},
+                              default_measures())
 
 
 def test_c2_holds_with_the_mask_and_fails_without_it():
@@ -75,6 +77,7 @@ def test_c4_holds_for_causal_rope_and_fails_on_the_non_causal_control():
         "causal": _metrics(Variant(alpha=0.5, rope=True), size),
         "control": _metrics(Variant(alpha=0.5, rope=True, causal=False), size),
     }
-    assert claim_c4(metrics, ["causal"], ["control"], from_layer=3, min_reliability=0.9)["passed"]
-    control_alone = claim_c4(metrics, ["control"], [], from_layer=3, min_reliability=0.9)
+    c4 = dict(from_layer=3, min_reliability=0.9, max_start_deficit=0.0, report_from_layer=2)
+    assert claim_c4(metrics, ["causal"], ["control"], **c4)["passed"]
+    control_alone = claim_c4(metrics, ["control"], [], **c4)
     assert not control_alone["passed"]

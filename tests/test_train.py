@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from behind_rope.models import TwinSize
-from behind_rope.train import TrainSettings, sanity, train_twin
+from behind_rope.train import StopWhen, TrainSettings, plateaued, sanity, train_twin
 from behind_rope.vocabulary import remap, twin_vocabulary, unigram_loss
 
 TINY = TwinSize(vocab_size=20, hidden_size=32, layers=2, heads=2, kv_heads=1, head_dim=16,
@@ -43,6 +43,32 @@ def test_a_checkpoint_from_other_settings_is_not_resumed(tmp_path):
     other = TrainSettings(**{**SETTINGS.__dict__, "learning_rate": 5e-3})
     _, _, summary = train_twin("nope", TINY, other, train, valid, tmp_path, progress=False)
     assert summary["resumed_from_step"] == 0
+
+
+def test_the_training_length_rule_stops_at_a_plateau_and_only_then():
+    rule = StopWhen(every=25, window=50, min_relative_gain=0.01, eval_sequences=8)
+    assert not plateaued([(25, 7.0)], rule)  # nothing 50 steps back yet
+    assert not plateaued([(25, 7.0), (50, 6.5), (75, 6.0)], rule)  # 14 % better than at step 25
+    assert plateaued([(25, 7.0), (50, 6.0), (75, 5.98), (100, 5.96)], rule)  # 0.7 % better than at step 50
+    assert plateaued([(25, 7.0), (50, 6.0), (75, 6.2), (100, 6.1)], rule)  # worse than at step 50
+
+
+def test_a_twin_that_stops_early_records_it_and_resumes_to_the_same_end(tmp_path):
+    train, valid = token_data()
+    never_better = StopWhen(every=2, window=2, min_relative_gain=10.0, eval_sequences=4)  # any gain is too small
+    model, history, summary = train_twin("nope", TINY, SETTINGS, train, valid, tmp_path / "a", progress=False,
+                                         stop_when=never_better)
+    assert summary["stopped_early"] and summary["steps"] == 4 and summary["max_steps"] == SETTINGS.steps
+    assert [h["step"] for h in history if "valid_loss" in h] == [2, 4] and history[-1]["stopped"]
+    # Rerun on its checkpoint: nothing left to train, the same weights.
+    again, _, summary_again = train_twin("nope", TINY, SETTINGS, train, valid, tmp_path / "a", progress=False,
+                                         stop_when=never_better)
+    assert summary_again["steps"] == 4 and summary_again["resumed_from_step"] == 4
+    for name, value in weights(model).items():
+        assert torch.equal(value, again.state_dict()[name]), name
+    _, _, full = train_twin("nope", TINY, SETTINGS, train, valid, tmp_path / "b", progress=False,
+                            stop_when=StopWhen(every=2, window=2, min_relative_gain=-1.0, eval_sequences=4))
+    assert not full["stopped_early"] and full["steps"] == SETTINGS.steps
 
 
 def test_the_vocabulary_keeps_the_most_frequent_ids_and_maps_the_rest_to_one():

@@ -84,7 +84,7 @@ def claim_c4(metrics_by_variant: dict, variants, no_mask_variants, from_layer: i
     # Recorded, not decided: what the softmax can see of each run's non-relative part, every layer.
     claim["measured"]["decomposition"] = {name: {str(row["layer"]): {key: row[key] for key in DECOMPOSITION}
                                                  for row in metrics_by_variant[name]["layers"]}
-                                          for name in [*variants, *controls]}
+                                          for name in [*variants, *no_mask_variants]}
     return {
         "statement": "With the causal mask, RoPE's relative score pattern becomes non-relative, with lower "
         "scores at keys near the start; without the mask it stays relative.",

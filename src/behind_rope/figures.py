@@ -9,7 +9,8 @@ made from this table, so adding a figure is one entry, one script and one captio
 Captions are written once, in a small subset of LaTeX that both outputs can show: ``$math$``,
 ``\\emph{...}`` and ``Figure~\\ref{fig:<name>}``.  ``{llm}`` in a name makes one figure per model of
 ``llm.models``; elsewhere in an entry it stands for the model (or, in the inputs of a figure that
-is not per model, expands to one input per model).
+is not per model, expands to one input per model).  ``{seeds:<twin>}`` in an input expands to one
+input per seed of that twin (``training.twins.<twin>.seeds``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ SCRIPTS = ROOT / "workflow" / "scripts"
 PLACES = ("main", "appendix", "none")
 ENTRY_KEYS = {"title", "caption", "script", "inputs", "params", "section", "paper", "width"}
 PER_MODEL = "{llm}"
+SEEDS = re.compile(r"\{seeds:(\w+)\}")
 
 
 class FigureTableError(ValueError):
@@ -63,7 +65,20 @@ def _fill(value, model: str | None):
     return value
 
 
-def _figure(name: str, entry: dict, sections: dict, models: list[str], model: str | None) -> Figure:
+def _expand_seeds(path: str, config: dict) -> list[str]:
+    """One path per seed of the twin a ``{seeds:<twin>}`` placeholder names (the path itself if it has none)."""
+    from behind_rope.config import seed_twins
+
+    found = SEEDS.search(path)
+    if not found:
+        return [path]
+    if found.group(1) not in config["training"]["twins"]:
+        raise FigureTableError(f"Figure table error: {path!r} names the twin {found.group(1)!r}, which is not under "
+                               "training.twins.")
+    return [SEEDS.sub(twin, path, count=1) for twin in seed_twins(config, found.group(1))]
+
+
+def _figure(name: str, entry: dict, sections: dict, models: list[str], model: str | None, config: dict) -> Figure:
     unknown = set(entry) - ENTRY_KEYS
     missing = {"title", "caption", "inputs", "section"} - set(entry)
     if unknown or missing:
@@ -80,7 +95,7 @@ def _figure(name: str, entry: dict, sections: dict, models: list[str], model: st
         raise FigureTableError(f"Figure table error: '{name}' names the script {script}, which is not in "
                                f"workflow/scripts/; write it or fix the name.")
     inputs = []
-    for path in entry["inputs"]:
+    for path in (seeded for written in entry["inputs"] for seeded in _expand_seeds(written, config)):
         inputs += [path.replace(PER_MODEL, m) for m in models] if PER_MODEL in path and model is None else [path]
     filled = _fill(entry, model)
     figure = Figure(name=_fill(name, model), title=filled["title"], caption=" ".join(entry["caption"].split()),
@@ -98,7 +113,7 @@ def load(config: dict, path: Path = TABLE) -> tuple[dict[str, str], dict[str, Fi
     figures = {}
     for name, entry in table["figures"].items():
         for model in (models if PER_MODEL in name else [None]):
-            figure = _figure(name, entry, sections, models, model)
+            figure = _figure(name, entry, sections, models, model, config)
             figures[figure.name] = figure
     return sections, figures
 

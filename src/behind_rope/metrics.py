@@ -27,6 +27,11 @@ class Measures:
     first_keys: int
     quantiles: tuple[float, float]
 
+    @classmethod
+    def of(cls, measures: dict) -> Measures:
+        """From the ``measures:`` mapping of the config."""
+        return cls(**{**measures, "quantiles": tuple(measures["quantiles"])})
+
     @staticmethod
     def _count(seq_len: int, fraction: float) -> int:
         return int(seq_len * fraction + 1e-9)
@@ -242,14 +247,26 @@ def spread_ratio(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measu
     return {"raw_spread": raw, "pattern_spread": pattern, "spread_ratio": pattern / raw, "noise_spread_ratio": noise / raw}
 
 
+def _late_key_means(matrix: np.ndarray, late_from: int, margin: int, mid_from: int):
+    """(per-key sums and counts over the late queries that see the key, the mid-context mean) of one matrix:
+    what :func:`key_group_contrast` computes for any group of keys, in one pass."""
+    seq_len = matrix.shape[-1]
+    rows, cols = np.arange(seq_len)[:, None], np.arange(seq_len)[None, :]
+    finite = np.isfinite(matrix)
+    seen = (rows >= late_from) & (cols < rows) & finite
+    mid = (rows >= late_from) & (cols >= mid_from) & (cols < rows - margin) & finite
+    values = np.where(finite, matrix, 0.0)
+    return (values * seen).sum(axis=0), seen.sum(axis=0), values[mid].mean() if mid.any() else np.nan
+
+
 def first_keys(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures) -> dict:
     """Whether the first few keys stand apart (claim C5c), and key 0, the sink, on its own.
 
     On the diagonal-normalised scores cut to the lower triangle (so runs with and without the mask are
     read on the same entries), late queries: the contrast of keys 1 .. ``first_keys`` (and of key 0)
-    against mid-context keys, for the mean and each half.  Its noise floor is the standard deviation of
-    the same contrast over placebo groups of as many mid-context keys, on the split-half noise
-    (half A - half B) / 2: what sampling alone makes of a group of keys.
+    against mid-context keys (:func:`key_group_contrast`), for the mean and each half.  Its noise floor
+    is the standard deviation of the same contrast over placebo groups of as many mid-context keys, on
+    the split-half noise (half A - half B) / 2: what sampling alone makes of a group of keys.
     """
     seq_len, count = mean.shape[-1], measures.first_keys
     late_from = measures.late_from(seq_len)
@@ -257,25 +274,28 @@ def first_keys(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measure
     mean, half_a, half_b = (diagonal_normalise(np.where(lower, m, np.nan)) for m in (mean, half_a, half_b))
     noise = (half_a - half_b) / 2
 
-    def contrast(matrix, keys):
-        return key_group_contrast(matrix, keys, count + 1, count, late_from)
+    def contrasts(matrix, groups):
+        sums, counts, mid = _late_key_means(matrix, late_from, count, count + 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return [float(sums[keys].sum() / counts[keys].sum() - mid) for keys in groups]
 
     first, sink = np.arange(1, count + 1), np.array([0])
-    placebo_starts = range(count + 1, late_from - 2 * count, count)
-    placebos = [contrast(noise, np.arange(start, start + count)) for start in placebo_starts]
-    singles = [contrast(noise, np.array([key])) for key in range(count + 1, late_from - count)]
+    # Placebo groups lie before every late query's own neighbourhood, so each is seen whole by every late query.
+    placebos = [np.arange(start, start + count) for start in range(count + 1, late_from - 2 * count, count)]
+    singles = [np.array([key]) for key in range(count + 1, late_from - count)]
 
     def spread(values):
         values = [v for v in values if v == v]
         return float(np.std(values, ddof=1)) if len(values) > 1 else float("nan")
 
+    (first_mean, sink_mean), halves = contrasts(mean, [first, sink]), [contrasts(h, [first, sink]) for h in (half_a, half_b)]
     return {
-        "first_keys_contrast": contrast(mean, first),
-        "first_keys_contrast_halves": [contrast(half_a, first), contrast(half_b, first)],
-        "first_keys_noise": spread(placebos),
-        "sink_contrast": contrast(mean, sink),
-        "sink_contrast_halves": [contrast(half_a, sink), contrast(half_b, sink)],
-        "sink_noise": spread(singles),
+        "first_keys_contrast": first_mean,
+        "first_keys_contrast_halves": [half[0] for half in halves],
+        "first_keys_noise": spread(contrasts(noise, placebos)),
+        "sink_contrast": sink_mean,
+        "sink_contrast_halves": [half[1] for half in halves],
+        "sink_noise": spread(contrasts(noise, singles)),
     }
 
 

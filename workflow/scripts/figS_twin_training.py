@@ -10,12 +10,14 @@
 # %% [markdown]
 # # Appendix: training curves of the twins against the unigram baseline
 #
-# Training loss per step for the NoPE and RoPE twins; the dots are the held-out losses, the
-# dashed line is the held-out loss of a unigram model.  Run with `snakemake figS_twin_training`.
+# Training loss per step for every seed of the NoPE twin and for the RoPE twin; the small dots are
+# the held-out losses the training-length rule measured, the large dot the final held-out loss, the
+# dashed line the held-out loss of a unigram model.  Run with `snakemake figS_twin_training`.
 
 # %%
 import csv
 import json
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 
@@ -25,17 +27,22 @@ from behind_rope.plotting import save, standalone
 snakemake = globals().get("snakemake") or standalone("figS_twin_training")
 
 # %%
+# Each twin's folder holds its loss.csv and its metrics.json; the NoPE seeds share a colour.
+folders = list(dict.fromkeys(Path(path).parent for path in snakemake.input))
 fig, ax = plt.subplots(figsize=(5.5, 3.6))
-# The inputs come in pairs, one per twin: loss.csv, then metrics.json.
-pairs = zip(snakemake.input[::2], snakemake.input[1::2], strict=True)
-for label, (loss_path, metrics_path) in zip(snakemake.params.labels, pairs, strict=True):
-    with open(loss_path) as handle:
+for folder in folders:
+    with open(folder / "loss.csv") as handle:
         rows = list(csv.DictReader(handle))
-    with open(metrics_path) as handle:
-        metrics = json.load(handle)
-    line, = ax.plot([int(r["step"]) for r in rows], [float(r["train_loss"]) for r in rows], lw=1, label=f"{label} (train)")
-    ax.plot([metrics["steps"]], [metrics["validation_loss"]], "o", color=line.get_color(),
-            label=f"{label} held-out: {metrics['validation_loss']:.2f}")
+    metrics = json.loads((folder / "metrics.json").read_text())
+    nope = metrics["positional"] == "nope"
+    colour, label = ("tab:blue", "NoPE seeds") if nope else ("tab:orange", "RoPE")
+    first = folder == folders[0] or not nope
+    ax.plot([int(r["step"]) for r in rows], [float(r["train_loss"]) for r in rows], lw=0.8, alpha=0.7, color=colour,
+            label=f"{label} (train)" if first else None)
+    held_out = [(int(r["step"]), float(r["valid_loss"])) for r in rows if r.get("valid_loss")]
+    ax.plot([s for s, _ in held_out], [v for _, v in held_out], ".", ms=3, color=colour)
+    ax.plot([metrics["steps"]], [metrics["validation_loss"]], "o", color=colour,
+            label=f"{label} held-out" if first else None)
 ax.axhline(metrics["unigram_loss"], ls="--", color="grey", label=f"unigram held-out: {metrics['unigram_loss']:.2f}")
 ax.set_xlabel("step")
 ax.set_ylabel("cross-entropy (nats)")

@@ -45,3 +45,22 @@ def claims(args) -> None:
                     training, panels, args.settings, atomic.read_json(args.position_claims))
     atomic.write_json(args.output, result)
     print("\n".join(summary_lines(result)))
+
+
+@step("verdict-gate", "compare results/claims.json with the verdicts expected at the default scale (exit 1 on a difference)",
+      arg("--claims", default="results/claims.json"), arg("--expected", default="tests/expected_verdicts.json"),
+      arg("--write", action="store_true", help="write the expected file from the claims instead (a deliberate change: "
+          "add a row to config/criteria_history.yaml in the same commit)"))
+def verdict_gate(args) -> None:
+    from behind_rope.gate import compare, expected_from
+
+    claims = atomic.read_json(args.claims)
+    if args.write:
+        atomic.write_json(args.expected, expected_from(claims, "default"))
+        print(f"wrote {args.expected}: {len(claims)} claims")
+        return
+    problems = compare(claims, atomic.read_json(args.expected))
+    if problems:
+        print(f"The verdict gate FAILS: {len(problems)} difference(s) from {args.expected}:", *problems, sep="\n  ")
+        raise SystemExit(1)
+    print(f"The verdict gate passes: every verdict and key value of {args.claims} is as {args.expected} expects.")

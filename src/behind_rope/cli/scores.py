@@ -92,5 +92,4 @@ def twin_scores(args) -> None:
 def metrics(args) -> None:
     from behind_rope.metrics import Measures, score_file_metrics
 
-    measures = Measures(**{**args.settings, "quantiles": tuple(args.settings["quantiles"])})
-    atomic.write_json(args.output, score_file_metrics(atomic.read_npz(args.input), measures))
+    atomic.write_json(args.output, score_file_metrics(atomic.read_npz(args.input), Measures.of(args.settings)))

@@ -1,0 +1,129 @@
+"""Claim C3 under two CPU kernel sets, side by side: does its verdict depend on the machine?
+
+float32 kernels differ between CPUs (and between vector instruction sets on one CPU), so the twins'
+weights differ in their last bits and drift apart over training; a verdict that rests on trained
+weights must not flip with them.  This script runs everything claim C3 reads (the data, every seed of
+every twin, their score runs, metrics and Gram matrices, the simulations it compares with) twice on
+scratch copies of the workflow at the default scale: once with this machine's native kernels, once
+with ``ATEN_CPU_CAPABILITY=default`` (PyTorch's portable kernels, no AVX2/AVX-512).  It then decides
+C3 from each copy with the pre-registered rule and prints both sets of per-seed statistics and both
+verdicts.
+
+    python benchmarks/cpu_invariance.py                  # print the tables
+    python benchmarks/cpu_invariance.py --update-docs    # also write them into docs/results.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "src"))
+from conftest import copy_workflow  # noqa: E402
+from results_doc import update  # noqa: E402
+
+from behind_rope import atomic, experiments  # noqa: E402
+from behind_rope.claims import claim_c3  # noqa: E402
+from behind_rope.config import load  # noqa: E402
+from behind_rope.panels import panel_statistics  # noqa: E402
+
+KERNELS = {"native": None, "default": "default"}
+
+
+def c3_targets(config: dict) -> list[str]:
+    """Every file claim C3 is decided from."""
+    runs = experiments.c3_twin_runs(config)
+    metrics = [run for group in ("seeds", "untrained") for roles in runs[group].values() for run in roles.values()]
+    metrics += [f"simulation/{name}" for name in experiments.claim(config, "C3")["simulation_variants"]]
+    training = [experiments.twin_files(twin)["metrics"] for twin in config["training"]["twins"]]
+    return [f"results/metrics/{run}.json" for run in metrics] + training + list(experiments.gram_files(config).values())
+
+
+def decide_c3(work: Path, config: dict) -> dict:
+    """C3 from a copy's files, with the criteria of config/claims.yaml."""
+    runs = experiments.c3_twin_runs(config)
+    needed = [run for group in ("seeds", "untrained") for roles in runs[group].values() for run in roles.values()]
+    metrics = {run: atomic.read_json(work / "results" / "metrics" / f"{run}.json") for run in needed}
+    c3 = experiments.claim(config, "C3")
+    simulation = {name: atomic.read_json(work / "results" / "metrics" / "simulation" / f"{name}.json")
+                  for name in c3["simulation_variants"]}
+    training = {twin: atomic.read_json(work / experiments.twin_files(twin)["metrics"]) for twin in config["training"]["twins"]}
+    panels = {twin: panel_statistics(atomic.read_npz(work / path)) for twin, path in experiments.gram_files(config).items()}
+    return claim_c3(metrics, simulation, training, panels, runs, **c3)
+
+
+def run_copy(kernels: str | None, scratch: Path, targets: list[str]) -> tuple[Path, float]:
+    work = copy_workflow(scratch / (kernels or "native"))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env.pop("ATEN_CPU_CAPABILITY", None)
+    if kernels:
+        env["ATEN_CPU_CAPABILITY"] = kernels
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "all", *targets], cwd=work, env=env,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"the C3 runs failed with ATEN_CPU_CAPABILITY={kernels}:\n{done.stderr[-3000:]}")
+    return work, time.perf_counter() - started
+
+
+def table(results: dict[str, dict]) -> str:
+    """Per seed and kernel set: the capability the weights came from, the steps trained, the probe's
+    statistics; then each statistic over the seeds and the verdict."""
+    rows = ["| kernels | seed | CPU capability | steps | locality, layer 2 | locality, layer 3 | amplification | on its own |",
+            "|---|---|---|---|---|---|---|---|"]
+    for kernels, claim in results.items():
+        for seed in claim["measured"]["seeds"].values():
+            probe = seed["probe"]
+            rows.append(f"| {kernels} | {seed['seed']} | {seed['cpu_capability']} | {seed['steps']} | "
+                        f"{probe['locality_layer_2']:.3f} | {probe['locality_layer_3']:.3f} | {probe['amplification']:.3f} | "
+                        f"{'PASS' if seed['passes_on_its_own'] else 'FAIL'} |")
+    rows += ["", "| kernels | statistic | mean [95 % interval] | seeds passing | verdict |", "|---|---|---|---|---|"]
+    for kernels, claim in results.items():
+        for name, rule in claim["measured"]["probe"]["statistics"].items():
+            low, high = rule["interval"]
+            rows.append(f"| {kernels} | {name} | {rule['mean']:.3f} [{low:.3f}, {high:.3f}] | "
+                        f"{rule['seeds_passing']}/{rule['seeds']} | {'PASS' if rule['passed'] else 'FAIL'} |")
+        rows.append(f"| {kernels} | **C3** | | | **{'PASS' if claim['passed'] else 'FAIL'}** |")
+    verdicts = {claim["passed"] for claim in results.values()}
+    rows += ["", "The verdicts are the same under both kernel sets." if len(verdicts) == 1
+             else "**The verdicts differ between the kernel sets.**"]
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--update-docs", action="store_true", help="write the table into docs/results.md")
+    parser.add_argument("--keep", help="keep the scratch copies in this folder")
+    args = parser.parse_args()
+    config = load()
+    targets = c3_targets(config)
+    scratch = Path(args.keep or tempfile.mkdtemp(prefix="cpu-invariance-"))
+    results, seconds = {}, {}
+    try:
+        for name, kernels in KERNELS.items():
+            work, seconds[name] = run_copy(kernels, scratch, targets)
+            results[name] = decide_c3(work, config)
+            print(f"{name} kernels: C3 {'PASS' if results[name]['passed'] else 'FAIL'} ({seconds[name]:.0f} s)", flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+    text = (f"_Measured by `python benchmarks/cpu_invariance.py --update-docs`: every twin and run claim C3 reads, at "
+            f"the default scale, once per kernel set on 2 cores (native {seconds['native']:.0f} s, portable "
+            f"{seconds['default']:.0f} s)._\n\n" + table(results))
+    print(text)
+    print(json.dumps({name: claim["passed"] for name, claim in results.items()}))
+    if args.update_docs:
+        update("cpu_invariance", text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""The verdict gate: a run's claims against the verdicts committed for the default scale.
+
+``tests/expected_verdicts.json`` holds, for the default scale, every verdict of results/claims.json
+that does not rest on a single training seed (each claim's, its checks', each model's, each
+statistic over the seeds, each control's and each Figure 3 panel's) and a few key measured values
+with a tolerance each.  CI runs the default workflow once and fails when a verdict differs or a
+value leaves its tolerance, so no change can flip a verdict unnoticed.  Changing a verdict on
+purpose means rewriting that file (``python -m behind_rope verdict-gate --write``) in the same
+commit, with a row in config/criteria_history.yaml.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+# Verdicts that rest on one seed may differ between CPUs (float32 kernels): they are recorded, not gated.
+SINGLE_SEED = ("C3.measured.seeds.*", "C3.measured.controls.untrained.seeds.*")
+
+# Key values, with a tolerance (absolute) wide enough for another CPU and for seeds, narrow enough to
+# catch a changed computation.  Patterns match dotted paths of claims.json.
+KEY_VALUES = {
+    "C1.measured.monte_carlo_max_abs_error": 0.005,
+    "C2.measured.runs.*.layers.*.locality": 0.02,
+    "C3.measured.probe.statistics.*.mean": 0.15,
+    "C3.measured.controls.*.statistics.*.mean": 0.15,
+    "C3.measured.panels.*.statistics.*.mean": 0.15,
+    "C4.measured.runs.*.layers.*.split_half_reliability": 0.02,
+    "C4.measured.runs.*.layers.*.start_deficit": 0.01,
+    "C4.measured.from_layer_2.runs.*.layers.2.start_deficit": 0.01,
+    "C5a.measured.models.*.text.*.block_reliability": 0.05,
+    "C5b.measured.models.*.layers.*.spread_ratio": 0.01,
+    "C5c.measured.models.*.figure5.*.first_keys_contrast": 0.05,
+    "C5d.measured.models.*.figure5.*.start_deficit_visible": 0.02,
+}
+
+
+def _leaves(tree, prefix=""):
+    """(dotted path, value) of every leaf of a JSON tree."""
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from _leaves(value, f"{prefix}.{key}" if prefix else str(key))
+    else:
+        yield prefix, tree
+
+
+def verdicts(claims: dict) -> dict[str, bool]:
+    """Every gated verdict: each claim's ``passed``, and every boolean ``passed`` or check below it,
+    except those that rest on one seed."""
+    found = {}
+    for path, value in _leaves(claims):
+        if not isinstance(value, bool) or any(fnmatch.fnmatch(path, pattern) for pattern in SINGLE_SEED):
+            continue
+        parts = path.split(".")
+        if parts[-1] == "passed" or (len(parts) > 2 and parts[-2] == "checks"):
+            found[path] = value
+    return found
+
+
+def key_values(claims: dict) -> dict[str, float]:
+    return {path: value for path, value in _leaves(claims) if isinstance(value, (int, float))
+            and not isinstance(value, bool) and any(fnmatch.fnmatch(path, pattern) for pattern in KEY_VALUES)}
+
+
+def expected_from(claims: dict, scale: str) -> dict:
+    """The expected-verdicts file for a run: its verdicts, and its key values with their tolerances."""
+    values = {}
+    for path, value in key_values(claims).items():
+        if value != value:  # undefined (a window that hides the start keys): nothing to hold it to
+            continue
+        tolerance = next(tol for pattern, tol in KEY_VALUES.items() if fnmatch.fnmatch(path, pattern))
+        values[path] = {"value": value, "tolerance": tolerance}
+    return {"scale": scale, "verdicts": verdicts(claims), "values": values}
+
+
+def compare(claims: dict, expected: dict) -> list[str]:
+    """Every difference between a run's claims and the expected file, one sentence each (empty: the gate passes)."""
+    problems = []
+    found = verdicts(claims)
+    for path, verdict in expected["verdicts"].items():
+        if path not in found:
+            problems.append(f"{path}: expected {'PASS' if verdict else 'FAIL'}, but the run has no such verdict")
+        elif found[path] != verdict:
+            problems.append(f"{path}: expected {'PASS' if verdict else 'FAIL'}, the run gives {'PASS' if found[path] else 'FAIL'}")
+    problems += [f"{path}: a verdict the expected file does not list ({'PASS' if found[path] else 'FAIL'})"
+                 for path in found if path not in expected["verdicts"]]
+    values = key_values(claims)
+    for path, entry in expected["values"].items():
+        value = values.get(path)
+        if value is None or value != value:
+            problems.append(f"{path}: expected {entry['value']:.4g}, but the run has no value")
+        elif abs(value - entry["value"]) > entry["tolerance"]:
+            problems.append(f"{path}: {value:.4g} is more than {entry['tolerance']:g} from the expected {entry['value']:.4g}")
+    return problems

@@ -1,0 +1,71 @@
+"""The verdict gate: unit tests of the comparison, and (in CI) the default workflow run once, as a user runs it,
+against tests/expected_verdicts.json."""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from behind_rope.gate import compare, expected_from, verdicts
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPECTED = ROOT / "tests" / "expected_verdicts.json"
+
+CLAIMS = {
+    "C1": {"passed": True, "measured": {"monte_carlo_max_abs_error": 0.01}},
+    "C3": {"passed": False, "measured": {
+        "checks": {"training_sanity": True, "amplification_on_iid_tokens": False},
+        "probe": {"statistics": {"amplification": {"mean": 0.8, "passed": False}}, "passed": False},
+        "seeds": {"nope": {"passes_on_its_own": True, "sanity": {"passed": True}}},
+    }},
+}
+
+
+def test_the_gate_passes_on_the_run_it_was_written_from():
+    assert compare(CLAIMS, expected_from(CLAIMS, "default")) == []
+
+
+def test_a_flipped_verdict_or_a_value_out_of_tolerance_fails_the_gate():
+    expected = expected_from(CLAIMS, "default")
+    flipped = copy.deepcopy(CLAIMS)
+    flipped["C3"]["measured"]["probe"]["statistics"]["amplification"]["passed"] = True
+    assert compare(flipped, expected) == [
+        "C3.measured.probe.statistics.amplification.passed: expected FAIL, the run gives PASS"]
+    drifted = copy.deepcopy(CLAIMS)
+    drifted["C1"]["measured"]["monte_carlo_max_abs_error"] = 0.02
+    assert len(compare(drifted, expected)) == 1
+    missing = copy.deepcopy(CLAIMS)
+    del missing["C3"]["measured"]["checks"]["training_sanity"]
+    assert "no such verdict" in compare(missing, expected)[0]
+
+
+def test_verdicts_that_rest_on_one_seed_are_not_gated():
+    gated = verdicts(CLAIMS)
+    assert "C3.measured.checks.training_sanity" in gated and "C1.passed" in gated
+    assert not any(".seeds." in path for path in gated)
+
+
+def test_the_expected_file_covers_every_claim():
+    expected = json.loads(EXPECTED.read_text())
+    claims = {path.split(".")[0] for path in expected["verdicts"]}
+    assert claims == {"C1", "C2", "C3", "C4", "C5a", "C5b", "C5c", "C5d", "C6", "C7", "C8a", "C8b"}
+    assert expected["scale"] == "default"
+
+
+GATE = os.environ.get("CI") == "true" or os.environ.get("BEHIND_ROPE_VERDICT_GATE") == "1"
+
+
+@pytest.mark.skipif(not GATE, reason="the verdict gate runs the default workflow (about 15 minutes on 2 cores): "
+                    "set CI=true or BEHIND_ROPE_VERDICT_GATE=1")
+def test_the_default_workflow_gives_the_expected_verdicts():
+    """`snakemake --cores all` in this checkout, as ./run.sh runs it (incremental if results/ is up to date)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "all"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, f"the default workflow failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    problems = compare(json.loads((ROOT / "results" / "claims.json").read_text()), json.loads(EXPECTED.read_text()))
+    assert problems == [], "the verdict gate fails:\n" + "\n".join(problems)
