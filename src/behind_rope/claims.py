@@ -109,7 +109,7 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
              probe: str, simulation_variants, rope_twin: str, no_mask_probe: str, untrained: str, min_seeds: int,
              confidence: float, min_seeds_passing: int, min_gain_over_unigram: float, locality_layers,
              min_locality: float, amplification_layer: int, min_amplification: float, panels: dict,
-             text=None) -> dict:
+             **recorded) -> dict:
     """Trained NoPE twin, over its seeds: the mask makes it favour nearby keys, more strongly than the
     parameter-free simulation does (behind_rope.seeds has the rule; config/claims.yaml the constants).
 

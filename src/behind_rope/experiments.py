@@ -256,9 +256,8 @@ def c3_twin_runs(config: dict) -> dict:
     from behind_rope.config import seed_twins
 
     c3 = claim(config, "C3")
-    runs = {"probe": c3["probe"], "probe_no_mask": c3["no_mask_probe"], "text": "text_causal",
-            "text_no_mask": "text_noncausal"}
-    untrained = {"probe": c3["probe"], "text": "text_causal"}
+    runs = {"probe": c3["probe"], "probe_no_mask": c3["no_mask_probe"], "text": c3["text"], "text_no_mask": c3["text_no_mask"]}
+    untrained = {"probe": c3["probe"], "text": c3["text"]}
     rope = ("text_causal", "random_causal", "random_noncausal")
     return {
         "seeds": {twin: {role: f"{twin}/{run}" for role, run in runs.items()} for twin in seed_twins(config, c3["twin"])},
@@ -330,7 +329,8 @@ def criterion_commits(config: dict, root) -> dict[str, str]:
     """Per claim, the commit that last changed its criterion (behind_rope.preregistration)."""
     from pathlib import Path
 
-    from behind_rope.preregistration import criterion_commits as read, deciding_paths
+    from behind_rope.preregistration import criterion_commits as read
+    from behind_rope.preregistration import deciding_paths
 
     return read(Path(root), {name: deciding_paths(config, name) for name in config["claims"]})
 

@@ -77,6 +77,12 @@ def _stands_apart(row: dict, key: str, noise_key: str, min_over_noise: float) ->
     return same_sign and abs(value) >= min_over_noise * noise
 
 
+def _per_model(statement: str, threshold: str, models: dict) -> dict:
+    """A claim decided per model: it passes when every model passes."""
+    return {"statement": statement, "threshold": threshold, "measured": {"models": models},
+            "passed": all(model["passed"] for model in models.values())}
+
+
 def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
     """{"C5a": ..., "C5b": ..., "C5c": ..., "C5d": ...} from the metrics files of each model's runs
     (experiments.c5_runs); ``criteria`` holds each part's arguments (config/claims.yaml)."""
@@ -166,45 +172,37 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
         }
     later_text = ", ".join(map(str, later))
     return {
-        "C5a": {
-            "statement": "In pretrained RoPE LLMs the early layers after layer 1 carry a systematic non-relative "
+        "C5a": _per_model(
+            "In pretrained RoPE LLMs the early layers after layer 1 carry a systematic non-relative "
             "(absolute-position) pattern, which i.i.d. tokens and the same weights without the mask show to come "
             "from the causal mask.",
-            "threshold": f"per model: split-half reliability of the non-relative residual (block means) >= "
+            f"per model: split-half reliability of the non-relative residual (block means) >= "
             f"{min_reliability} in at least {min_layers} of layers {later_text}, on text and on i.i.d. tokens; "
             f"< {min_reliability} in layer {first} on i.i.d. tokens (noise level); and fewer than {min_layers} such "
             "layers without the mask on the same i.i.d. tokens",
-            "measured": {"models": structure},
-            "passed": all(m["passed"] for m in structure.values()),
-        },
-        "C5b": {
-            "statement": "The non-relative pattern is not negligible next to the raw scores (the paper: about [-1, 1] "
+            structure),
+        "C5b": _per_model(
+            "The non-relative pattern is not negligible next to the raw scores (the paper: about [-1, 1] "
             "against [-10, 10]).",
-            "threshold": f"per model, in at least {c5b['min_layers']} of layers {c5b['layers']} of the Figure 5 run: the "
+            f"per model, in at least {c5b['min_layers']} of layers {c5b['layers']} of the Figure 5 run: the "
             f"quantile width of the diagonal-normalised scores (as drawn) is >= {c5b['min_spread_ratio']} of the raw "
             f"scores' and >= {c5b['min_over_noise']:g} x the split-half noise's; the noise itself reaches "
             f"{c5b['min_spread_ratio']} in fewer than {c5b['min_layers']} layers",
-            "measured": {"models": magnitude},
-            "passed": all(m["passed"] for m in magnitude.values()),
-        },
-        "C5c": {
-            "statement": "The non-relative pattern singles out the first few keys (key 0, the attention sink, "
+            magnitude),
+        "C5c": _per_model(
+            "The non-relative pattern singles out the first few keys (key 0, the attention sink, "
             "reported on its own).",
-            "threshold": f"per model, in at least {c5c['min_layers']} of layers {c5c['layers']} of the Figure 5 run: the "
+            f"per model, in at least {c5c['min_layers']} of layers {c5c['layers']} of the Figure 5 run: the "
             f"contrast of the first keys against mid-context keys (late queries, either sign) is >= "
             f"{c5c['min_over_noise']:g} noise floors with the same sign in both halves; i.i.d. tokens without the "
             "mask reach that in fewer layers",
-            "measured": {"models": first_keys},
-            "passed": all(m["passed"] for m in first_keys.values()),
-        },
-        "C5d": {
-            "statement": "Our question, beyond the paper's text (which states a direction only for the RoPE "
+            first_keys),
+        "C5d": _per_model(
+            "Our question, beyond the paper's text (which states a direction only for the RoPE "
             "simulation): in those layers the scores at keys near the sequence start come out lower, with the "
             "attention sink at key 0 kept apart, in what the softmax can see.",
-            "threshold": f"per model: in every layer of {c5d['layers']} where C5a's text structure holds (at least one), "
+            f"per model: in every layer of {c5d['layers']} where C5a's text structure holds (at least one), "
             f"the softmax-visible start deficit (start keys minus mid-context keys, late queries, query offsets "
             f"removed) is < {c5d['below']:g} in the mean and in both halves of the Figure 5 run",
-            "measured": {"models": direction},
-            "passed": all(m["passed"] for m in direction.values()),
-        },
+            direction),
     }

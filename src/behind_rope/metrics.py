@@ -274,10 +274,14 @@ def first_keys(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measure
     mean, half_a, half_b = (diagonal_normalise(np.where(lower, m, np.nan)) for m in (mean, half_a, half_b))
     noise = (half_a - half_b) / 2
 
-    def contrasts(matrix, groups):
+    def contrasts(matrix):
         sums, counts, mid = _late_key_means(matrix, late_from, count, count + 1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return [float(sums[keys].sum() / counts[keys].sum() - mid) for keys in groups]
+
+        def of(keys):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return float(sums[keys].sum() / counts[keys].sum() - mid)
+
+        return of
 
     first, sink = np.arange(1, count + 1), np.array([0])
     # Placebo groups lie before every late query's own neighbourhood, so each is seen whole by every late query.
@@ -288,14 +292,14 @@ def first_keys(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measure
         values = [v for v in values if v == v]
         return float(np.std(values, ddof=1)) if len(values) > 1 else float("nan")
 
-    (first_mean, sink_mean), halves = contrasts(mean, [first, sink]), [contrasts(h, [first, sink]) for h in (half_a, half_b)]
+    of_mean, of_a, of_b, of_noise = (contrasts(m) for m in (mean, half_a, half_b, noise))
     return {
-        "first_keys_contrast": first_mean,
-        "first_keys_contrast_halves": [half[0] for half in halves],
-        "first_keys_noise": spread(contrasts(noise, placebos)),
-        "sink_contrast": sink_mean,
-        "sink_contrast_halves": [half[1] for half in halves],
-        "sink_noise": spread(contrasts(noise, singles)),
+        "first_keys_contrast": of_mean(first),
+        "first_keys_contrast_halves": [of_a(first), of_b(first)],
+        "first_keys_noise": spread([of_noise(keys) for keys in placebos]),
+        "sink_contrast": of_mean(sink),
+        "sink_contrast_halves": [of_a(sink), of_b(sink)],
+        "sink_noise": spread([of_noise(keys) for keys in singles]),
     }
 
 

@@ -70,6 +70,7 @@ def seed_rule(values_by_seed: dict[str, float], threshold: float, direction: str
     return {
         "values": values_by_seed, "mean": mean, "sd": sd, "interval": [low, high], "confidence": confidence,
         "threshold": threshold, "direction": direction, "seeds_passing": len(passing), "seeds": len(values),
+        "min_seeds": min_seeds, "min_passing": min_passing,
         "passed": enough and clears(near_end, threshold, direction) and len(passing) >= min_passing,
     }
 
@@ -78,5 +79,6 @@ def describe(rule: dict) -> str:
     """One line: mean [interval], seeds passing, against the threshold."""
     sign = ">=" if rule["direction"] == "at_least" else "<="
     low, high = rule["interval"]
+    short = f" (the rule needs {rule['min_seeds']} seeds)" if rule["seeds"] < rule["min_seeds"] else ""
     return (f"mean {rule['mean']:.3g} [{low:.3g}, {high:.3g}], {rule['seeds_passing']}/{rule['seeds']} seeds "
-            f"{sign} {rule['threshold']:g}: {'PASS' if rule['passed'] else 'FAIL'}")
+            f"{sign} {rule['threshold']:g}{short}: {'PASS' if rule['passed'] else 'FAIL'}")

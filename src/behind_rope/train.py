@@ -171,11 +171,11 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
         optimizer.zero_grad(set_to_none=True)
         trained_tokens += batch.numel()
         history.append({"step": step + 1, "train_loss": loss.item(), "learning_rate": optimizer.param_groups[0]["lr"]})
-        bar.set_postfix(loss=f"{loss.item():.3f}")
+        bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)  # the bar redraws every mininterval, not every step
         if stop_when and (step + 1) % stop_when.every == 0:
             evaluations.append((step + 1, validation_loss(model, probe, settings.batch_size, device, dtype)))
             history[-1]["valid_loss"] = evaluations[-1][1]
-            if plateaued(evaluations, stop_when):
+            if plateaued(evaluations, stop_when) and step + 1 < settings.steps:  # at the cap it ends anyway
                 history[-1]["stopped"] = True
                 stopped_at = step + 1
         if (step + 1) % settings.checkpoint_every == 0 or step + 1 == settings.steps or stopped_at:
