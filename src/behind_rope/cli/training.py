@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from behind_rope import atomic
-from behind_rope.cli.common import OUTPUT, SETTINGS, THREADS, arg, step
+from behind_rope.cli.common import SETTINGS, THREADS, arg, step
 
 
 @step("train", "train one twin (resumes from its checkpoint)", SETTINGS, THREADS, arg("--train", required=True),
