@@ -1,6 +1,9 @@
-"""The tables of docs/results.md that come from a run's results/claims.json (claims C3 to C8).
+"""The tables of docs/results.md that come from a run's results/claims.json (claims C3 to C8) and from the
+criteria history (config/criteria_history.yaml).
 
     python benchmarks/result_tables.py results/claims.json      # rewrite them from this run
+
+Every sentence in them that states a verdict is written here from the claims file, never by hand.
 """
 
 from __future__ import annotations
@@ -9,40 +12,118 @@ import json
 import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "src"))
+from behind_rope.preregistration import history_markdown, load_history  # noqa: E402
 from results_doc import update  # noqa: E402
 
 
-def twins_table(claims: dict) -> str:
-    """The trained-twin numbers of claim C3, as written by the pipeline."""
-    c3 = claims["C3"]["measured"]
-    rows = ["| quantity | value |", "|---|---|"]
-    for twin, sanity in c3["sanity"].items():
-        rows.append(f"| {twin}: held-out loss / unigram loss (sanity) | {sanity['validation_loss']:.3f} / "
-                    f"{sanity['unigram_loss']:.3f} ({'PASS' if sanity['passed'] else 'FAIL'}) |")
-    for role in ("runs", "mask_probe", "mask_probe_control", "untrained", "comparisons"):
-        for run, local in c3["locality"][role].items():
-            amplified = c3["amplification"][role][run]
-            values = ", ".join(f"layer {k}: {v:.2f}" for k, v in local["locality"].items())
-            rows.append(f"| {run} ({role}): locality; layer-2 key slope (x the largest simulated) | {values}; "
-                        f"{amplified['key_slope']:.4f} ({amplified['amplification']:.2f} x) |")
-    checks = ", ".join(f"{name}: {'yes' if ok else 'no'}" for name, ok in c3["checks"].items())
-    rows.append(f"| **C3** | **{'PASS' if claims['C3']['passed'] else 'FAIL'}** ({checks}) |")
-    for run, evidence in claims["C4"]["measured"]["trained_rope_twin"].items():
-        values = ", ".join(f"layer {k}: {v['split_half_reliability']:.2f} / {v['nonrelative_index']:.3f} / "
-                           f"{v['start_deficit']:+.3f}" for k, v in evidence["layers"].items())
-        rows.append(f"| RoPE twin {run}: reliability / non-relative index / start deficit | {values} |")
-    return "\n".join(rows)
+def _verdict(passed: bool) -> str:
+    return "**PASS**" if passed else "**FAIL**"
 
 
 def _number(value, form: str) -> str:
-    return "n/a" if value is None else format(value, form)
+    return "n/a" if value is None or value != value else format(value, form)
+
+
+def _rule(rule: dict, form: str = ".3f") -> str:
+    """A seed rule as one cell: mean [interval], seeds clearing the bound, verdict."""
+    low, high = rule["interval"]
+    sign = ">=" if rule["direction"] == "at_least" else "<="
+    return (f"{_number(rule['mean'], form)} [{_number(low, form)}, {_number(high, form)}]; "
+            f"{rule['seeds_passing']}/{rule['seeds']} seeds {sign} {rule['threshold']:g}; "
+            f"{'PASS' if rule['passed'] else 'FAIL'}")
+
+
+def _claim_line(claims: dict, name: str) -> str:
+    """The verdict, the criterion and its commit; for a claim decided per model, which models pass."""
+    claim = claims[name]
+    line = f"**{name}: {'PASS' if claim['passed'] else 'FAIL'}** ({claim['threshold']}; criterion {claim.get('criterion_commit', 'unknown')})"
+    models = claim["measured"].get("models") if isinstance(claim["measured"], dict) else None
+    if models and all(isinstance(result, dict) and "passed" in result for result in models.values()):
+        passing = [model for model, result in models.items() if result["passed"]]
+        failing = [model for model, result in models.items() if not result["passed"]]
+        line += f". Passes for {', '.join(passing) or 'no model'}; fails for {', '.join(failing) or 'no model'}."
+    return line
+
+
+def _steps(twin: str, seed: dict, run: Path | None) -> str:
+    """Steps trained, and why it stopped: the training-length rule before the cap, or the cap (read from the
+    run's results/training/<twin>/metrics.json; the rule may also trigger at the cap itself)."""
+    metrics = run / "results" / "training" / twin / "metrics.json" if run else None
+    cap = json.loads(metrics.read_text())["max_steps"] if metrics and metrics.exists() else None
+    if cap is None:
+        return f"{seed['steps']} ({'rule' if seed['stopped_early'] else 'cap'})"
+    return f"{seed['steps']} ({'rule' if seed['stopped_early'] and seed['steps'] < cap else 'cap'})"
+
+
+def twins_table(claims: dict, run: Path | None = None) -> str:
+    """Claim C3 as the pipeline decided it: per seed, each statistic over the seeds (the probe and its
+    controls), Figure 3 panel by panel, and the RoPE twin's evidence for C4.  ``run`` is the run's folder,
+    for each twin's training cap."""
+    c3 = claims["C3"]["measured"]
+    names = list(c3["probe"]["statistics"])
+    failed = [check for check, ok in c3["checks"].items() if not ok]
+    rows = [_claim_line(claims, "C3"), "",
+            "Checks: " + ", ".join(f"{check} {'yes' if ok else 'no'}" for check, ok in c3["checks"].items())
+            + (f" (failing: {', '.join(failed)})." if failed else " (all hold)."), "",
+            "Per seed, on the i.i.d. probe with the mask (steps trained: stopped by the rule before the cap, or at the "
+            "cap; each "
+            "statistic; on its own: every bound cleared; the sanity check: held-out loss / unigram loss):", "",
+            "| seed | twin | steps | " + " | ".join(names) + " | on its own | sanity | CPU capability |",
+            "|---" * (len(names) + 6) + "|"]
+    for twin, seed in c3["seeds"].items():
+        sanity = seed["sanity"]
+        steps = _steps(twin, seed, run)
+        rows.append(f"| {seed['seed']} | {twin} | {steps} | " + " | ".join(_number(seed["probe"][n], ".3f") for n in names)
+                    + f" | {'PASS' if seed['passes_on_its_own'] else 'FAIL'} | {sanity['validation_loss']:.3f} / "
+                    f"{sanity['unigram_loss']:.3f} ({'PASS' if sanity['passed'] else 'FAIL'}) | {seed['cpu_capability']} |")
+    rows += ["", "Each statistic over the seeds by the seed rule (mean [95 % t-interval]; seeds clearing the bound; "
+             "verdict). The probe decides; its controls must fail; held-out text is recorded (mean over the seeds):", "",
+             "| run | " + " | ".join(names) + " | all |", "|---" * (len(names) + 2) + "|"]
+    groups = [("i.i.d. probe, mask (decides)", c3["probe"]),
+              (f"control: the same weights without the mask ({c3['controls']['no_mask_probe']['run']})",
+               c3["controls"]["no_mask_probe"]),
+              (f"control: the untrained twin's seeds ({c3['controls']['untrained']['twin']})", c3["controls"]["untrained"])]
+    for label, result in groups:
+        rows.append(f"| {label} | " + " | ".join(_rule(result["statistics"][n]) for n in names)
+                    + f" | {'PASS' if result['passed'] else 'FAIL'} |")
+    for role, label in (("text", "held-out text, mask (recorded)"), ("text_no_mask", "held-out text, no mask (recorded)")):
+        means = [_mean(seed[role][n] for seed in c3["seeds"].values()) for n in names]
+        rows.append(f"| {label} | " + " | ".join(_number(m, ".3f") for m in means) + " | |")
+    rows += ["", "The untrained twin per seed (i.i.d. probe; sanity):", "",
+             "| twin | " + " | ".join(names) + " | on its own | held-out loss |", "|---" * (len(names) + 3) + "|"]
+    for twin, seed in c3["controls"]["untrained"]["seeds"].items():
+        rows.append(f"| {twin} | " + " | ".join(_number(seed["probe"][n], ".4f") for n in names)
+                    + f" | {'PASS' if seed['passes_on_its_own'] else 'FAIL'} | {seed['sanity']['validation_loss']:.3f} |")
+    rows += ["", "Figure 3 panel by panel (recorded, not part of C3's verdict): each statistic over the seeds' Gram "
+             "matrices by the same seed rule.", "",
+             "| panel | statistic | mean [95 % interval]; seeds; verdict | panel |", "|---|---|---|---|"]
+    for letter, panel in c3["panels"].items():
+        for k, (name, rule) in enumerate(panel["statistics"].items()):
+            rows.append(f"| ({letter}) | {name} | {_rule(rule)} | {_verdict(panel['passed']) if k == 0 else ''} |")
+    rows += ["", "The RoPE twin, evidence for C4 (recorded, not part of any verdict): reliability / non-relative "
+             "index / start deficit per layer.", "", "| run | layers | meets C4's check |", "|---|---|---|"]
+    for run, evidence in claims["C4"]["measured"]["trained_rope_twin"].items():
+        values = ", ".join(f"{k}: {v['split_half_reliability']:.2f} / {v['nonrelative_index']:.3f} / "
+                           f"{v['start_deficit']:+.3f}" for k, v in evidence["layers"].items())
+        rows.append(f"| {run} | {values} | {'yes' if evidence['meets_c4_check'] else 'no'} |")
+    return "\n".join(rows)
+
+
+def _mean(values) -> float:
+    values = [v for v in values if v is not None and v == v]
+    return sum(values) / len(values) if values else float("nan")
 
 
 def llm_table(claims: dict) -> str:
-    """Claims C5a and C5b per model: layers 1-4 in the three C5a runs, the Figure 5 run, every layer, the layer types."""
-    c5a, c5b = claims["C5a"]["measured"]["models"], claims["C5b"]["measured"]["models"]
-    rows = ["| model | run | layer 1 | layer 2 | layer 3 | layer 4 |", "|---|---|---|---|---|---|"]
+    """Claims C5a-C5d per model: the structure (C5a), its size (C5b), the first keys (C5c) and the direction
+    (C5d, our own question), then every layer on text and the layer types."""
+    c5a, c5b, c5c, c5d = (claims[name]["measured"]["models"] for name in ("C5a", "C5b", "C5c", "C5d"))
+    rows = [_claim_line(claims, "C5a"), "",
+            "C5a: block reliability / non-relative index / start deficit (the old measure, key 0 included), layers 1-4:", "",
+            "| model | run | layer 1 | layer 2 | layer 3 | layer 4 |", "|---|---|---|---|---|---|"]
     for model, result in c5a.items():
         for run, label in (("text", "text, mask"), ("iid_tokens", "i.i.d. tokens, mask"),
                            ("iid_tokens_no_mask", "i.i.d. tokens, no mask")):
@@ -50,22 +131,61 @@ def llm_table(claims: dict) -> str:
                      f"{_number(v['start_deficit'], '+.2f')}" for v in result[run].values()]
             rows.append(f"| {model} | {label} | " + " | ".join(cells) + " |")
         checks = ", ".join(f"{name}: {'yes' if ok else 'no'}" for name, ok in result["checks"].items())
-        rows.append(f"| {model} | **C5a {'PASS' if result['passed'] else 'FAIL'}** | {checks} | | | |")
-    rows += ["", f"**C5a: {'PASS' if claims['C5a']['passed'] else 'FAIL'}** ({claims['C5a']['threshold']})", "",
-             "C5b, on the Figure 5 run (per layer: panel reliability as drawn; start deficit the paper's way; "
-             "softmax-visible start deficit, mean (halves); sink):", "",
-             "| model | sampling | layer 1 | layer 2 | layer 3 | layer 4 | C5b |", "|---|---|---|---|---|---|---|"]
+        rows.append(f"| {model} | C5a {_verdict(result['passed'])} | {checks} | | | |")
+
+    rows += ["", _claim_line(claims, "C5b"), "",
+             "C5b, per layer of the Figure 5 run (as drawn): raw width / pattern width / spread ratio / noise ratio "
+             "(a layer counts when the ratio and its margin over the noise are both reached):", "",
+             "| model | layer 1 (recorded) | layer 2 | layer 3 | layer 4 | C5b |", "|---|---|---|---|---|---|"]
     for model, result in c5b.items():
+        first = result["layer_1"]
+        cells = [f"ratio {_number(first['spread_ratio'], '.3f')}, noise {_number(first['noise_spread_ratio'], '.3f')}"]
+        cells += [f"{_number(v['raw_spread'], '.1f')} / {_number(v['pattern_spread'], '.2f')} / "
+                  f"{_number(v['spread_ratio'], '.3f')} / {_number(v['noise_spread_ratio'], '.3f')}"
+                  f"{' (counts)' if v['large'] else ''}" for v in result["layers"].values()]
+        rows.append(f"| {model} | " + " | ".join(cells) + f" | {_verdict(result['passed'])} |")
+    rows.append("")
+    for model, result in c5b.items():  # why each model passes or fails: the layers that count, and the control
+        counting = [layer for layer, v in result["layers"].items() if v["large"]]
+        noise = result["control_split_half_noise"]
+        rows.append(f"- {model}: {len(counting)} layer(s) count ({', '.join(counting) or 'none'}); the noise reaches the "
+                    f"bound in layer(s) {', '.join(map(str, noise['layers_at_or_above_threshold'])) or 'none'}"
+                    + (" (the control passes, which fails the claim)." if noise["passed"] else " (the control fails, as it must)."))
+
+    rows += ["", _claim_line(claims, "C5c"), "",
+             "C5c, per layer of the Figure 5 run: the first keys' contrast against mid-context keys, mean (halves), in "
+             "noise floors; key 0 (the sink) the same way; the no-mask control's first keys in noise floors:", "",
+             "| model | layer | first keys | floors | stands apart | key 0 | floors | no mask, floors | C5c |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for model, result in c5c.items():
+        control = result["control_iid_no_mask"]["layers"]
+        for k, (layer, v) in enumerate(result["figure5"].items()):
+            halves = ", ".join(_number(h, "+.3f") for h in v["first_keys_contrast_halves"])
+            off = control.get(layer, {})
+            rows.append(f"| {model if k == 0 else ''} | {layer} | {_number(v['first_keys_contrast'], '+.3f')} ({halves}) | "
+                        f"{_floors(v['first_keys_contrast'], v['first_keys_noise'])} | {'yes' if v['stands_apart'] else 'no'} | "
+                        f"{_number(v['sink_contrast'], '+.3f')} | {_floors(v['sink_contrast'], v['sink_noise'])} | "
+                        f"{_floors(off.get('first_keys_contrast'), off.get('first_keys_noise'))} | "
+                        f"{_verdict(result['passed']) if k == 0 else ''} |")
+
+    rows += ["", _claim_line(claims, "C5d"), "",
+             "C5d (our own question, beyond the paper's text), on the Figure 5 run, per layer: panel reliability as "
+             "drawn; start deficit the paper's way; softmax-visible start deficit, mean (halves); the same on i.i.d. "
+             "tokens; sink:", "",
+             "| model | sampling | layer 1 | layer 2 | layer 3 | layer 4 | C5d |", "|---|---|---|---|---|---|---|"]
+    for model, result in c5d.items():
         cells = []
         for layer, v in result["figure5"].items():
             halves = ", ".join(_number(h, "+.3f") for h in v["start_deficit_visible_halves"])
+            iid = result["iid_tokens"].get(layer, {}).get("start_deficit_visible")
             mark = "" if int(layer) in result["layers_where_c5a_holds"] else " (not judged)"
             cells.append(f"r {_number(v['drawn_reliability'], '.2f')}; {_number(v['start_deficit_paper'], '+.3f')}; "
-                         f"{_number(v['start_deficit_visible'], '+.3f')} ({halves}); sink {_number(v['sink'], '+.2f')}{mark}")
+                         f"{_number(v['start_deficit_visible'], '+.3f')} ({halves}); i.i.d. {_number(iid, '+.3f')}; "
+                         f"sink {_number(v['sink'], '+.2f')}{mark}")
         rows.append(f"| {model} | {result['figure5_inputs']['sampling']} | " + " | ".join(cells)
-                    + f" | **{'PASS' if result['passed'] else 'FAIL'}** |")
-    rows += ["", f"**C5b: {'PASS' if claims['C5b']['passed'] else 'FAIL'}** ({claims['C5b']['threshold']})", "",
-             "Every layer on text, block reliability (start deficit sign: + / −; · where the window hides the start):", "",
+                    + f" | {_verdict(result['passed'])} |")
+
+    rows += ["", "Every layer on text, block reliability (start deficit sign: + / −; · where the window hides the start):", "",
              "| model | layer: block reliability, start deficit sign (s = sliding window) |", "|---|---|"]
     for model, result in c5a.items():
         cells = []
@@ -81,6 +201,12 @@ def llm_table(claims: dict) -> str:
             rows.append(f"| {model} | {kind} | {len(v['layers'])} | {_number(v['mean_block_reliability'], '.2f')} | "
                         f"{_number(v['mean_nonrelative_index'], '.2f')} | {_number(v['mean_start_deficit'], '+.2f')} |")
     return "\n".join(rows)
+
+
+def _floors(value, noise) -> str:
+    if value is None or noise is None or value != value or noise != noise or noise <= 0:
+        return "n/a"
+    return f"{abs(value) / noise:.1f}"
 
 
 def decomposition_table(claims: dict) -> str:
@@ -123,18 +249,25 @@ def position_table(claims: dict) -> str:
     rows += ["", f"C8b ({c8b['model']}): " + "; ".join(
         f"{kind}: rank correlation with depth {_number(v['depth_correlation'], '.2f')} over layers {v['layers']}"
         for kind, v in sliding.items())]
-    rows += ["", *(f"**{name}: {'PASS' if claims[name]['passed'] else 'FAIL'}** ({claims[name]['threshold']})"
-                   for name in ("C6", "C7", "C8a", "C8b"))]
+    rows += [line for name in ("C6", "C7", "C8a", "C8b") for line in ("", _claim_line(claims, name))]
     return "\n".join(rows)
 
 
-def write_tables(claims: dict, source: str) -> None:
+def history_table(root: Path = ROOT) -> str:
+    """Every change of a criterion (config/criteria_history.yaml), rows without a commit given theirs by git."""
+    return "_From `config/criteria_history.yaml` by `python benchmarks/result_tables.py`._\n\n" + history_markdown(load_history(root))
+
+
+def write_tables(claims: dict, source: str, run: Path | None = None) -> None:
+    """Every claims block of docs/results.md, and the criteria history; ``run`` is the run's folder."""
     note = f"_From `results/claims.json` of {source}._\n\n"
-    update("twins", note + twins_table(claims))
+    update("criteria_history", history_table())
+    update("twins", note + twins_table(claims, run))
     update("llm", note + llm_table(claims))
     update("decomposition", note + decomposition_table(claims))
     update("position", note + position_table(claims))
 
 
 if __name__ == "__main__":
-    write_tables(json.loads(Path(sys.argv[1]).read_text()), "a default-scale run")
+    claims_file = Path(sys.argv[1]).resolve()
+    write_tables(json.loads(claims_file.read_text()), "a default-scale run", claims_file.parents[1])

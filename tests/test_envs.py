@@ -72,7 +72,8 @@ LIGHT_IMPORTS = ["behind_rope.__main__", "behind_rope.theory", "behind_rope.metr
                  "behind_rope.plotting", "behind_rope.fetch", "behind_rope.atomic", "behind_rope.paper",
                  "behind_rope.latex", "behind_rope.figures", "behind_rope.experiments", "behind_rope.config",
                  "behind_rope.codedigest", "behind_rope.variants", "behind_rope.decompose", "behind_rope.llm_claims",
-                 "behind_rope.paper_llm", "behind_rope.paper_format", "behind_rope.position",
+                 "behind_rope.paper_llm", "behind_rope.paper_c3", "behind_rope.paper_format", "behind_rope.position",
+                 "behind_rope.seeds", "behind_rope.panels", "behind_rope.gate", "behind_rope.preregistration",
                  "behind_rope.position_claims", "behind_rope.paper_position", "behind_rope.vocabulary",
                  "behind_rope.allocator"]
 BLOCK_HEAVY = ("import sys\n"

@@ -20,22 +20,35 @@ def pdf_text(pdf) -> str:
     return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
 
 
-def typed_numbers(tex: str, values: dict[str, str]) -> list[str]:
-    """Numbers in a manuscript's body that look measured, rather than written as \\val{key}.
-
-    Allowed: single digits (layer 2, claim C1, the formulas' constants), digits inside names such as
-    SmolLM2 or Qwen2.5-Coder, and arguments of \\val, \\ref, \\label, \\cite, \\input, \\file,
-    \\madeby and \\includegraphics.  Anything else with two or more digits or a decimal point is
-    typed in, and so is any value of numbers.tex.
-    """
+def _body(tex: str) -> str:
+    """A manuscript's body without comments and without the arguments of \\val, \\ref, \\label, \\cite,
+    \\input, \\file, \\madeby and \\includegraphics."""
     body = tex[tex.index(r"\begin{document}"):]
     body = re.sub(r"(?<!\\)%.*", "", body)
     body = re.sub(r"\\(?:val|ref|label|cite[pt]?|input|file|includegraphics)(?:\[[^\]]*\])?\{[^}]*\}", " ", body)
-    body = re.sub(r"\\madeby\{[^}]*\}\{[^}]*\}", " ", body)
+    return re.sub(r"\\madeby\{[^}]*\}\{[^}]*\}", " ", body)
+
+
+def typed_numbers(tex: str, values: dict[str, str]) -> list[str]:
+    """Numbers in a manuscript's body that look measured or configured, rather than written as \\val{key}.
+
+    Allowed: single digits (layer 2, claim C1, the formulas' constants), digits inside names such as
+    SmolLM2 or Qwen2.5-Coder, and the arguments \\val and the other commands of ``_body`` take.  Anything
+    else with two or more digits or a decimal point is typed in, and so is a range of digits such as the
+    layers 2--4 (a configured range), and any value of numbers.tex.
+    """
+    body = _body(tex)
+    ranges = re.findall(r"\d\s*(?:--|\\textendash\{?\}?)\s*\d", body)  # layers 2--4
     body = re.sub(r"[A-Za-z][\w.\-]*\d[\w.\-]*", " ", body)  # names: SmolLM2, Qwen2.5-Coder, Llama-3.1-8B
     found = [n for n in re.findall(r"\d+(?:,\d{3})*(?:\.\d+)?", body) if len(n) > 1]  # 2,178,464 or 0.154; not s_{2,1}
     measured = {text for text in values.values() if re.search(r"\d", text) and len(text) > 1}
-    return found + [text for text in measured if text in body]
+    return ranges + found + [text for text in measured if text in body]
+
+
+def typed_verdicts(tex: str) -> list[str]:
+    """Verdicts typed into a manuscript's body: every PASS or FAIL must come from numbers.tex (\\val{c3.result}),
+    and so must every sentence whose meaning depends on one (paper.py and its modules write those)."""
+    return re.findall(r"\b(?:PASS|FAIL)", _body(tex))
 
 
 def numbers_tex_values(path) -> dict[str, str]:
@@ -68,6 +81,41 @@ def test_the_typed_number_check_can_fail():
     assert typed_numbers(tex.replace("\\val{fig1.s21}", "0.154"), {"fig1.s21": "0.154"}) == ["0.154", "0.154"]
     assert typed_numbers(tex + "trained on 2,178,464 tokens\n", {}) == ["2,178,464"]
     assert typed_numbers(tex + "a loss of 5.32 % a comment: 5.32\n", {}) == ["5.32"]
+    assert typed_numbers(tex + "in two of layers 2--4\n", {}) == ["2--4"]
+    assert typed_numbers(tex + "in layers \\val{c5a.later_layers}\n", {}) == []
+
+
+def test_the_typed_verdict_check_can_fail():
+    tex = "\\begin{document}\nClaim \\C3: \\val{c3.result}; \\val{c3.probe_outcome}. % FAIL in a comment\n"
+    assert typed_verdicts(tex) == []
+    assert typed_verdicts(tex + "so \\C{5b} \\textbf{FAIL}s for every model\n") == ["FAIL"]
+
+
+def test_main_tex_types_no_verdict():
+    assert typed_verdicts((ROOT / "paper" / "main.tex").read_text()) == []
+
+
+def test_generated_phrases_follow_the_verdicts():
+    from behind_rope import paper_c3, paper_llm
+
+    rule = {"passed": True}
+    assert paper_c3.rule_outcome({"locality_layer_3": rule, "locality_layer_2": {"passed": False},
+                                  "amplification": {"passed": False}}) == (
+        "locality in layer~3 passes the seed rule; locality in layer~2 and the amplification fail it")
+    assert paper_c3.rule_outcome({"amplification": {"passed": False}}) == "the amplification fails the seed rule"
+    assert paper_llm._direction([0.2, 0.1]) == "higher than mid-context keys in every one of them"
+    assert paper_llm._direction([-0.2]) == "lower than mid-context keys there"
+    assert paper_llm._direction([0.2, -0.1, float("nan")]) == "higher than mid-context keys in 1 and lower in 1 of them"
+    assert paper_llm.ranging([0.03]) == "is 0.03" and paper_llm.ranging([0.1, -0.2]) == r"runs from \ensuremath{-}0.20 to 0.10"
+
+
+def test_the_claims_table_names_each_section_and_criterion_commit():
+    assert paper.section_short("4.2, Analysis of a Trained Model Without Positional Encoding; abstract") == "4.2, abstract"
+    assert paper.section_short("none: our own question. The paper states the direction only for (5.1)") == (
+        "our own question")
+    assert paper.section_short("none: the follow-up reading's abstract") == "follow-up reading's abstract"
+    assert paper.short_commit("6e3e80321943") == "6e3e803" and paper.short_commit("uncommitted") == "uncommitted"
+    assert paper.quote_tex("in [-10^1, 10^1] scale, Q(2)K(2)^T") == r"in $[-10^1, 10^1]$ scale, $Q^{(2)}K^{(2)\top}$"
 
 
 def test_the_tarball_is_reproducible(tmp_path):
@@ -86,14 +134,18 @@ def test_the_tarball_is_reproducible(tmp_path):
 def test_main_tex_types_no_measured_number(smoke_run):
     values = numbers_tex_values(smoke_run / "results" / "paper" / "numbers.tex")
     assert len(values) > 60
-    assert typed_numbers((ROOT / "paper" / "main.tex").read_text(), values) == []
+    main = (ROOT / "paper" / "main.tex").read_text()
+    assert typed_numbers(main, values) == []
+    # every value the text reads is defined (LaTeX would stop too, but this names them all at once)
+    body = re.sub(r"(?<!\\)%.*", "", main)
+    assert sorted(set(re.findall(r"\\val\{([^}]+)\}", body)) - set(values)) == []
 
 
 def test_the_pdf_holds_every_figure_and_the_claims(smoke_run):
     pdf = smoke_run / "paper" / "build" / "main.pdf"
     pages = int(re.search(r"^Pages:\s+(\d+)", subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True,
                                                               check=True).stdout, flags=re.MULTILINE)[1])
-    assert 8 <= pages <= 30
+    assert 8 <= pages <= 45  # the appendices: the pre-registration, the criteria history, every appendix figure
     read = latex.figures_read(smoke_run / "paper" / "build" / "latex" / "main.fls")
     assert read == sorted(path.name for path in (smoke_run / "figures").glob("*.pdf"))
     assert {f"{name}.pdf" for name in FIGURES} <= set(read)

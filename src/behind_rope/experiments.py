@@ -325,16 +325,6 @@ def closed_system_files(config: dict) -> list[str]:
     return [f"results/position/{model}/closed_system.json" for model in config["llm"]["models"]]
 
 
-def criterion_commits(config: dict, root) -> dict[str, str]:
-    """Per claim, the commit that last changed its criterion (behind_rope.preregistration)."""
-    from pathlib import Path
-
-    from behind_rope.preregistration import criterion_commits as read
-    from behind_rope.preregistration import deciding_paths
-
-    return read(Path(root), {name: deciding_paths(config, name) for name in config["claims"]})
-
-
 PAPER_CLAIMS = ("C1", "C2", "C3", "C4", *C5_CLAIMS)
 POSITION_CLAIMS = ("C6", "C7", "C8")
 

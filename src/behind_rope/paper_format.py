@@ -37,3 +37,63 @@ def listing(items) -> str:
 
 def verdict(passed: bool) -> str:
     return r"\textbf{PASS}" if passed else r"\textbf{FAIL}"
+
+
+def percent(fraction: float) -> str:
+    """0.95 -> '95\\,\\%' (a configured share, written as the text reads it)."""
+    return f"{fraction * 100:g}\\,\\%"
+
+
+def bound(direction: str, threshold: float) -> str:
+    """A pre-registered bound: '$\\geq$ 0.9' or '$\\leq$ 0.1'."""
+    return (r"$\geq$ " if direction == "at_least" else r"$\leq$ ") + f"{threshold:g}".replace("-", r"\ensuremath{-}")
+
+
+def interval(rule: dict, digits: int = 2) -> str:
+    """A seed rule's mean and t-interval: '0.91 [0.88, 0.94]'."""
+    low, high = rule["interval"]
+    return f"{number(rule['mean'], digits)} [{number(low, digits)}, {number(high, digits)}]"
+
+
+def span(values, digits: int = 2) -> str:
+    """'a to b' over the defined values (one value when they agree as printed, 'n/a' when none is defined)."""
+    values = [v for v in values if v is not None and v == v]
+    if not values:
+        return "n/a"
+    low, high = number(min(values), digits), number(max(values), digits)
+    return low if low == high else f"{low} to {high}"
+
+
+def fraction_of_sequence(fraction: float, symbol: str = "S") -> str:
+    """0.1 -> '$S/10$', 0.25 -> '$S/4$', 0.3 -> '$0.3S$': a configured share of the sequence."""
+    inverse = 1 / fraction
+    return f"${symbol}/{round(inverse)}$" if abs(inverse - round(inverse)) < 1e-9 else f"${fraction:g}{symbol}$"
+
+
+def model_name(name: str) -> str:
+    return rf"\texttt{{{tex_escape(name)}}}"
+
+
+def models(names) -> str:
+    """'\\texttt{a} and \\texttt{b}', or 'none'."""
+    return listing([model_name(name) for name in names] or ["none"])
+
+
+# Plain-text math of the pre-registration's quotes, set as LaTeX math: [-10^1, 10^1], Q(2)K(2)^T, alpha != 0.
+QUOTE_MATH = ((r"\[-?[\d^]+, ?-?[\d^]+\]", lambda text: text),
+              (r"Q\((\d)\)K\((\d)\)\^T", lambda text: re.sub(r"Q\((\d)\)K\((\d)\)\^T", r"Q^{(\1)}K^{(\2)\\top}", text)),
+              (r"alpha != 0", lambda text: r"\alpha \neq 0"),
+              (r"j <= i", lambda text: r"j \leq i"))
+
+
+def quote_tex(text: str) -> str:
+    """A quoted sentence of the pre-registration, escaped, with its lines joined and its plain-text math
+    (QUOTE_MATH) set in math mode."""
+    text = " ".join(str(text).split())
+    pattern = "|".join(f"(?:{math})" for math, _ in QUOTE_MATH)
+    out, at = [], 0
+    for match in re.finditer(pattern, text):
+        convert = next(convert for math, convert in QUOTE_MATH if re.fullmatch(math, match.group()))
+        out += [tex_escape(text[at:match.start()]), f"${convert(match.group())}$"]
+        at = match.end()
+    return "".join(out) + tex_escape(text[at:])

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from behind_rope.paper_format import listing, number, tex_escape, verdict
-
-
-def _models(names) -> str:
-    return listing([rf"\texttt{{{tex_escape(name)}}}" for name in names] or ["none"])
+from behind_rope.paper_format import listing, models, number, span, tex_escape, verdict
 
 
 def position_values(claims: dict, settings: dict) -> dict[str, str]:
     c6, c7, c8a, c8b = (claims[name]["measured"] for name in ("C6", "C7", "C8a", "C8b"))
-    c7_settings, c8_settings = settings["claims"]["C7"], settings["claims"]["C8"]
+    c6_settings, c7_settings, c8_settings = (settings["claims"][name] for name in ("C6", "C7", "C8"))
+    variants = settings["llm"]["variants"]
+    # Where the controls swap the embedding (the same swap at a later position), and the NTK factors.
+    later = [variants[name]["replace_embedding"]["position"] for name in c7_settings["control_replacements"]
+             if variants[name]["replace_embedding"]["position"] != 0]
+    factors = [variants[name]["ntk_factor"] for name in c8_settings["ntk_variants"]]
     removed = {model: result["fraction_removed"][c7_settings["replacement"]] for model, result in c7["models"].items()}
     identity = [gap for result in c7["models"].values() for gap in result["largest_identity_change"].values()]
     closed = [result["position_0_closed_system"] for result in c7["models"].values()]
@@ -23,26 +24,30 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         return any((before[k]["first_key_early"] or 0) * (after[k]["first_key_early"] or 0) < 0 for k in before)
 
     return {
-        "c6.models_passed": _models([m for m, r in c6["models"].items() if r["passed"]]),
-        "c6.models_failed": _models([m for m, r in c6["models"].items() if not r["passed"]]),
-        "c6.threshold": number(settings["claims"]["C6"]["min_reliability"]),
+        "c6.models_passed": models([m for m, r in c6["models"].items() if r["passed"]]),
+        "c6.models_failed": models([m for m, r in c6["models"].items() if not r["passed"]]),
+        "c6.threshold": number(c6_settings["min_reliability"]), "c6.min_layers": str(c6_settings["min_layers"]),
+        "c6.layers": listing(c6_settings["layers"]), "c6.sim_threshold": number(c6_settings["simulation_min_reliability"]),
+        "c6.sim_from_layer": str(c6_settings["simulation_from_layer"]),
+        "c7.layers": listing(c7_settings["layers"]), "c7.late_position": listing(later) if later else "n/a",
+        "c8.factors": listing(f"{factor:g}" for factor in factors), "c8.layers": listing(c8_settings["layers"]),
         "c7.threshold": number(c7_settings["min_fraction_removed"]),
         "c7.reading": number(c7_settings["reading_fraction"], 1),
-        "c7.min_removed": number(min(removed.values())), "c7.max_removed": number(max(removed.values())),
-        "c7.models_passed": _models([m for m, r in c7["models"].items() if r["passed"]]),
-        "c7.models_failed": _models([m for m, r in c7["models"].items() if not r["passed"]]),
+        "c7.removed": span(removed.values()),
+        "c7.models_passed": models([m for m, r in c7["models"].items() if r["passed"]]),
+        "c7.models_failed": models([m for m, r in c7["models"].items() if not r["passed"]]),
         "c7.identity_gap": f"{max(identity):.1e}" if identity else "n/a",
-        "c7.closed_models": _models([m for m, r in c7["models"].items() if r["position_0_closed_system"]["passed"]]),
+        "c7.closed_models": models([m for m, r in c7["models"].items() if r["position_0_closed_system"]["passed"]]),
         "c7.closed_gap": f"{max(c['largest_gap_same_first_token'] for c in closed):.1e}",
         "c7.open_gap": f"{min(c['smallest_gap_different_first_tokens'] for c in closed):.1e}",
-        "c8.ntk_models": _models(list(c8a["models"])),
-        "c8a.models_passed": _models([m for m, r in c8a["models"].items() if r["passed"]]),
+        "c8.ntk_models": models(list(c8a["models"])),
+        "c8a.models_passed": models([m for m, r in c8a["models"].items() if r["passed"]]),
         "c8b.model": rf"\texttt{{{tex_escape(c8b['model'])}}}",
         "c8b.correlation": number(sliding.get("depth_correlation")),
         "c8b.threshold": number(c8_settings["min_depth_correlation"]),
         "c8b.min_share": number(min(shares), 3) if shares else "n/a",
         "c8b.max_share": number(max(shares), 3) if shares else "n/a",
-        "c7.sign_flipped": _models([m for m, r in c7["models"].items() if flipped(r)]),
+        "c7.sign_flipped": models([m for m, r in c7["models"].items() if flipped(r)]),
     }
 
 

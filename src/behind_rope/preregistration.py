@@ -16,7 +16,6 @@ import subprocess
 from pathlib import Path
 
 from behind_rope.config import load_yaml
-from behind_rope.paper_format import tex_escape
 
 CONFIG_FILES = ("config/config.yaml", "config/claims.yaml")
 HISTORY_PATH = "config/criteria_history.yaml"
@@ -112,6 +111,8 @@ def history_latex(rows) -> str:
     Needs the longtable and array packages; the narrower column separation is kept inside a group.
     """
     spec = "".join(rf">{{\raggedright\arraybackslash}}p{{{width}}}" for _, width in COLUMNS)
+    from behind_rope.paper_format import tex_escape  # here, so the workflow's parse does not depend on it
+
     header = " & ".join(rf"\textbf{{{tex_escape(name)}}}" for name, _ in COLUMNS) + r" \\"
     lines = [r"{\small", r"\setlength{\tabcolsep}{3pt}", rf"\begin{{longtable}}{{{spec}}}", r"\hline", header, r"\hline",
              r"\endfirsthead", r"\hline", header, r"\hline", r"\endhead", r"\hline", r"\endfoot"]

@@ -79,6 +79,7 @@ def describe(rule: dict) -> str:
     """One line: mean [interval], seeds passing, against the threshold."""
     sign = ">=" if rule["direction"] == "at_least" else "<="
     low, high = rule["interval"]
-    short = f" (the rule needs {rule['min_seeds']} seeds)" if rule["seeds"] < rule["min_seeds"] else ""
+    needed = rule.get("min_seeds", rule["seeds"])
+    short = f" (the rule needs {needed} seeds)" if rule["seeds"] < needed else ""
     return (f"mean {rule['mean']:.3g} [{low:.3g}, {high:.3g}], {rule['seeds_passing']}/{rule['seeds']} seeds "
             f"{sign} {rule['threshold']:g}{short}: {'PASS' if rule['passed'] else 'FAIL'}")

@@ -25,6 +25,7 @@ from behind_rope.allocator import job_environment
 from behind_rope.claims import print_summary
 from behind_rope.codedigest import script_code, step_code
 from behind_rope.paper import settings_from_config as paper_settings
+from behind_rope.preregistration import criterion_commits, deciding_paths
 from behind_rope.config import ConfigError, validate
 
 # Every job reuses freed memory instead of page-faulting it back in (behind_rope.allocator).
@@ -42,7 +43,8 @@ LIGHT_ENV = "../../envs/light.yaml"
 HEAVY_ENV = "../../envs/heavy.yaml"
 PAPER_ENV = "../../envs/paper.yaml"  # the light packages plus TeX Live
 RESOURCES = config["resources"]
-CRITERION_COMMITS = experiments.criterion_commits(config, workflow.basedir)
+# Per claim, the commit that last changed its criterion, read with git now (the claims rule passes it on).
+CRITERION_COMMITS = criterion_commits(Path(workflow.basedir), {name: deciding_paths(config, name) for name in config["claims"]})
 TWINS = config["training"]["twins"]
 LLMS = experiments.scored_llms(config)
 

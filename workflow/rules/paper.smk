@@ -1,15 +1,22 @@
-# The paper: values, tables and figure environments from results/ and the figure table
+# The paper: values, tables, figure environments and appendices from results/, the pre-registration and
+# its history (config/claims.yaml through the settings, config/criteria_history.yaml) and the figure table
 # (results/paper/), then latexmk into paper/build/.  `snakemake paper` rebuilds the PDF; a changed
 # result reruns only paper_inputs and paper.
 
 PAPER_INPUTS = [
     "numbers.tex",
     "claims_table.tex",
-    "c5_table.tex",
+    "c3_seeds_table.tex",
+    "c3_panels_table.tex",
+    "c5a_table.tex",
     "c5b_table.tex",
+    "c5c_table.tex",
+    "c5d_table.tex",
     "decomposition_table.tex",
     "position_table.tex",
     "provenance.tex",
+    "preregistration.tex",
+    "criteria_history.tex",
     *[f"figures_{section}.tex" for section in [*SECTIONS, "appendix"]],
 ]
 FIGURE_PDFS = [figure.files[0] for figure in FIGURES.values() if figure.paper != "none"]
@@ -20,6 +27,7 @@ rule paper_inputs:
         claims="results/claims.json",
         training=[experiments.twin_files(twin)["metrics"] for twin in TWINS],
         data_stats=f"{experiments.data_dir(config)}/stats.json",
+        history="config/criteria_history.yaml",  # the paper's appendix prints it
     output:
         expand("results/paper/{name}", name=PAPER_INPUTS),
         report("results/paper/claims_table.html", caption="../report/claims_table.rst", category="Claims"),
@@ -37,7 +45,8 @@ rule paper_inputs:
         settings=settings(paper_settings, sections=SECTIONS, figures=FIGURES),
     shell:
         "python -m behind_rope paper-inputs --settings {params.settings:q} --claims {input.claims}"
-        " --training {input.training} --data-stats {input.data_stats} --output-dir results/paper > {log} 2>&1"
+        " --training {input.training} --data-stats {input.data_stats} --history {input.history}"
+        " --output-dir results/paper > {log} 2>&1"
 
 
 rule paper:

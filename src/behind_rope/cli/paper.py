@@ -8,15 +8,19 @@ from behind_rope import atomic
 from behind_rope.cli.common import OUTPUT, SETTINGS, arg, step
 
 
-@step("paper-inputs", "numbers.tex, the generated tables and the figure environments of the paper", SETTINGS,
+@step("paper-inputs", "numbers.tex, the generated tables, the appendices and the figure environments of the paper",
+      SETTINGS,
       arg("--claims", required=True), arg("--training", nargs="+", required=True, help="metrics.json of every twin"),
-      arg("--data-stats", required=True), arg("--output-dir", required=True))
+      arg("--data-stats", required=True), arg("--history", required=True, help="config/criteria_history.yaml"),
+      arg("--output-dir", required=True))
 def paper_inputs(args) -> None:
     from behind_rope import paper
+    from behind_rope.preregistration import history_latex, load_history
 
     training = {Path(p).parent.name: atomic.read_json(p) for p in args.training}
+    history = history_latex(load_history(Path.cwd(), args.history))  # rows without a commit get theirs from git
     values = paper.write_paper_inputs(atomic.read_json(args.claims), training, atomic.read_json(args.data_stats),
-                                      args.settings, paper.git_commit(Path.cwd()), Path(args.output_dir))
+                                      args.settings, paper.git_commit(Path.cwd()), Path(args.output_dir), history)
     print(f"{len(values)} values -> {args.output_dir}/numbers.tex")
 
 
