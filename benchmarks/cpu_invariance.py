@@ -11,6 +11,8 @@ verdicts.
 
     python benchmarks/cpu_invariance.py                  # print the tables
     python benchmarks/cpu_invariance.py --update-docs    # also write them into docs/results.md
+    python benchmarks/cpu_invariance.py --keep DIR       # keep the two copies in DIR/native, DIR/default
+    python benchmarks/cpu_invariance.py --reuse DIR      # decide again from copies kept earlier (no training)
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from behind_rope import atomic, experiments  # noqa: E402
 from behind_rope.claims import claim_c3  # noqa: E402
 from behind_rope.config import load  # noqa: E402
+from behind_rope.gate import verdicts  # noqa: E402
 from behind_rope.panels import panel_statistics  # noqa: E402
 from conftest import copy_workflow  # noqa: E402
 from results_doc import update  # noqa: E402
@@ -92,9 +95,17 @@ def table(results: dict[str, dict]) -> str:
             rows.append(f"| {kernels} | {name} | {rule['mean']:.3f} [{low:.3f}, {high:.3f}] | "
                         f"{rule['seeds_passing']}/{rule['seeds']} | {'PASS' if rule['passed'] else 'FAIL'} |")
         rows.append(f"| {kernels} | **C3** | | | **{'PASS' if claim['passed'] else 'FAIL'}** |")
-    verdicts = {claim["passed"] for claim in results.values()}
-    rows += ["", "The verdicts are the same under both kernel sets." if len(verdicts) == 1
-             else "**The verdicts differ between the kernel sets.**"]
+    rows += ["", "| kernels | Figure 3 panels that hold | controls that pass (each must fail) |", "|---|---|---|"]
+    for kernels, claim in results.items():
+        panels = [letter for letter, panel in claim["measured"]["panels"].items() if panel["passed"]]
+        controls = [name for name, control in claim["measured"]["controls"].items() if control["passed"]]
+        rows.append(f"| {kernels} | {', '.join(panels) or 'none'} | {', '.join(controls) or 'none'} |")
+    # Every verdict the gate holds C3 to (tests/expected_verdicts.json): the claim's, its checks', each
+    # statistic's over the seeds, each control's and each panel's.
+    gated = [verdicts({"C3": claim}) for claim in results.values()]
+    differing = sorted(path for path in gated[0] if gated[0][path] != gated[1].get(path))
+    rows += ["", f"Every one of the {len(gated[0])} verdicts of C3 that the verdict gate holds is the same under both "
+             "kernel sets." if not differing else f"**These verdicts differ between the kernel sets:** {', '.join(differing)}"]
     return "\n".join(rows)
 
 
@@ -102,22 +113,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--update-docs", action="store_true", help="write the table into docs/results.md")
     parser.add_argument("--keep", help="keep the scratch copies in this folder")
+    parser.add_argument("--reuse", help="decide from the copies a run with --keep left in this folder")
     args = parser.parse_args()
     config = load()
     targets = c3_targets(config)
-    scratch = Path(args.keep or tempfile.mkdtemp(prefix="cpu-invariance-"))
+    scratch = Path(args.reuse or args.keep or tempfile.mkdtemp(prefix="cpu-invariance-"))
     results, seconds = {}, {}
     try:
         for name, kernels in KERNELS.items():
-            work, seconds[name] = run_copy(kernels, scratch, targets)
+            if args.reuse:
+                work = scratch / name
+            else:
+                work, seconds[name] = run_copy(kernels, scratch, targets)
             results[name] = decide_c3(work, config)
-            print(f"{name} kernels: C3 {'PASS' if results[name]['passed'] else 'FAIL'} ({seconds[name]:.0f} s)", flush=True)
+            print(f"{name} kernels: C3 {'PASS' if results[name]['passed'] else 'FAIL'}", flush=True)
     finally:
-        if not args.keep:
+        if not (args.keep or args.reuse):
             shutil.rmtree(scratch, ignore_errors=True)
+    took = f" (native {seconds['native']:.0f} s, portable {seconds['default']:.0f} s)" if seconds else ""
     text = (f"_Measured by `python benchmarks/cpu_invariance.py --update-docs`: every twin and run claim C3 reads, at "
-            f"the default scale, once per kernel set on 2 cores (native {seconds['native']:.0f} s, portable "
-            f"{seconds['default']:.0f} s)._\n\n" + table(results))
+            f"the default scale, once per kernel set on 2 cores{took}._\n\n" + table(results))
     print(text)
     print(json.dumps({name: claim["passed"] for name, claim in results.items()}))
     if args.update_docs:

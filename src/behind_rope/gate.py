@@ -21,9 +21,8 @@ SINGLE_SEED = ("C3.measured.seeds.*", "C3.measured.controls.untrained.seeds.*")
 KEY_VALUES = {
     "C1.measured.monte_carlo_max_abs_error": 0.005,
     "C2.measured.runs.*.layers.*.locality": 0.02,
-    # Over five seeds whose values spread widely (see docs/results.md), a mean moves with the CPU's kernels.
-    "C3.measured.probe.statistics.*.mean": 0.3,
-    "C3.measured.controls.*.statistics.*.mean": 0.3,
+    # C3's statistics are not held to values: benchmarks/cpu_invariance.py shows their means over five seeds
+    # moving by more than 1 between two kernel sets of one CPU (docs/results.md); only their verdicts are gated.
     "C4.measured.runs.*.layers.*.split_half_reliability": 0.02,
     "C4.measured.runs.*.layers.*.start_deficit": 0.01,
     "C4.measured.from_layer_2.runs.*.layers.2.start_deficit": 0.01,
