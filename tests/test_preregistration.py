@@ -18,6 +18,7 @@ from behind_rope.preregistration import (
     history_markdown,
     load_history,
     unrecorded_changes,
+    unrecorded_verdict_changes,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -259,6 +260,19 @@ def test_unrecorded_changes_finds_a_criterion_change_without_a_row(tmp_path):
     assert unrecorded_changes(tmp_path / "nowhere") == []
 
 
+def test_a_changed_expected_verdict_needs_a_row_in_the_same_commit(tmp_path):
+    repo = make_repo(tmp_path)
+    expected = "tests/expected_verdicts.json"
+    commit(repo, {expected: '{"verdicts": {"C1.passed": true}}'}, "the first expected verdicts: no row needed")
+    commit(repo, {expected: '{"verdicts": {"C1.passed": true}, "values": {}}'}, "values only")
+    flipped = commit(repo, {expected: '{"verdicts": {"C1.passed": false}}'}, "a verdict flips, no row")
+    assert unrecorded_verdict_changes(repo) == [short(repo, flipped)]
+    commit(repo, {expected: '{"verdicts": {"C1.passed": true}}', "config/criteria_history.yaml": history(ROW_NULL)},
+           "it flips back, with its row")
+    assert unrecorded_verdict_changes(repo) == [short(repo, flipped)]
+    assert unrecorded_verdict_changes(tmp_path / "nowhere") == []
+
+
 def _is_checkout(root: Path) -> bool:
     if shutil.which("git") is None:
         return False
@@ -286,3 +300,11 @@ def test_every_committed_change_of_a_criterion_has_a_row_in_the_history(monkeypa
     config/criteria_history.yaml (a row naming it, or a row without a commit added in it)."""
     monkeypatch.delenv("GIT_CEILING_DIRECTORIES", raising=False)
     assert preregistration.unrecorded_changes(ROOT) == []
+
+
+@pytest.mark.skipif(not _is_checkout(ROOT), reason="the repository is not a git checkout")
+def test_every_committed_change_of_an_expected_verdict_has_a_row_in_the_history(monkeypatch):
+    """Changing a verdict of the gate (tests/expected_verdicts.json) needs a row in the criteria history in
+    the same commit."""
+    monkeypatch.delenv("GIT_CEILING_DIRECTORIES", raising=False)
+    assert preregistration.unrecorded_verdict_changes(ROOT) == []

@@ -163,6 +163,43 @@ def unrecorded_changes(root: Path, files=CONFIG_FILES, history: str = HISTORY_PA
     return found
 
 
+def unrecorded_verdict_changes(root: Path, expected: str = "tests/expected_verdicts.json",
+                               history: str = HISTORY_PATH) -> list[str]:
+    """Commits (newest first) that changed an expected verdict of the verdict gate without a row in the
+    criteria history (recorded as in :func:`unrecorded_changes`).  The commit that first wrote the file
+    sets the verdicts and changes none.  Empty outside git."""
+    root = Path(root)
+    try:
+        log = [line.split() for line in _git(root, "log", "--format=%H %h", "--", expected).splitlines()]
+        versions = [version for full, _ in log for version in (full, f"{full}^")]
+        blobs = _cat_file(root, [f"{version}:./{file}" for version in versions for file in (expected, history)])
+        rows = _rows(load_yaml(_read_text(root / history) or "{}"))
+    except Exception:
+        return []
+    parsed: dict[str, object] = {}
+    named = [str(row["commit"]) for row in rows if row.get("commit") is not None]
+    changes_now = {_flat(row.get("change")) for row in rows if row.get("commit") is None}
+
+    def changes_at(version: str) -> set[str]:
+        blob = blobs[f"{version}:./{history}"]
+        return {_flat(row.get("change")) for row in _rows(_parse(blob, parsed))} if blob else set()
+
+    def verdicts_at(version: str):
+        blob = blobs[f"{version}:./{expected}"]
+        return None if blob is None else (_parse(blob, parsed) or {}).get("verdicts")
+
+    found = []
+    for full, short in log:
+        before = verdicts_at(f"{full}^")
+        if before is None or verdicts_at(full) == before:
+            continue
+        if any(len(name) >= 4 and full.startswith(name) for name in named):
+            continue
+        if not changes_now & (changes_at(full) - changes_at(f"{full}^")):
+            found.append(short)
+    return found
+
+
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> str:
     """The stdout of ``git -C root ...``; raises when git fails or is missing."""
     done = subprocess.run(["git", "-C", str(root), *args], input=stdin, capture_output=True, check=True, timeout=60)
