@@ -78,7 +78,8 @@ def gram_matrices(model, input_ids: torch.Tensor, tolerance: float = 1e-4) -> tu
     query_2, key_2 = _query_key(second, y_next, position_embeddings)
     scores_2 = query_2 @ key_2.transpose(-1, -2) * second.self_attn.scaling
 
-    forward = model(input_ids=input_ids, output_hidden_states=True)
+    # The decoder alone: its hidden states are the check, and the LM head would only add S x vocabulary logits.
+    forward = model.model(input_ids=input_ids, output_hidden_states=True)
     recorded = record_scores(model, [input_ids], layers=[0, 1], keep_raw=True)
     checks = {
         "layer1_output_vs_hidden_state": (x_next - forward.hidden_states[1]).abs().max().item(),
