@@ -111,7 +111,7 @@ def test_the_slurm_profile_sends_extraction_and_paper_scale_training_to_a_gpu(tm
     asking = {job_kind(rule, wildcards) for rule, asked, wildcards in jobs if int(asked.get("gpu", 0)) > 0}
     assert asking == gpu_jobs
     kinds = {job_kind(rule, wildcards) for rule, _, wildcards in jobs}
-    assert {"simulate", "derivation", "claims", "llm_inputs", "scores"} <= kinds - asking  # "scores": the twins' runs
+    assert {"simulate", "derivation", "claims", "llm_inputs", "twin_scores"} <= kinds - asking
     assert all(asked["slurm_account"] == "your_account" for rule, asked, _ in jobs if rule != "all")
 
 

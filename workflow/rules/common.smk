@@ -44,7 +44,9 @@ HEAVY_ENV = "../../envs/heavy.yaml"
 PAPER_ENV = "../../envs/paper.yaml"  # the light packages plus TeX Live
 RESOURCES = config["resources"]
 # Per claim, the commit that last changed its criterion, read with git now (the claims rule passes it on).
-CRITERION_COMMITS = criterion_commits(Path(workflow.basedir), {name: deciding_paths(config, name) for name in config["claims"]})
+CRITERION_COMMITS = criterion_commits(
+    Path(workflow.basedir), {name: deciding_paths(config, name) for name in config["claims"]}
+)
 TWINS = config["training"]["twins"]
 LLMS = experiments.scored_llms(config)
 
