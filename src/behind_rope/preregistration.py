@@ -130,29 +130,15 @@ def unrecorded_changes(root: Path, files=CONFIG_FILES, history: str = HISTORY_PA
     records that one).  Each commit of either config file's history is compared with its first parent, over
     the claims of either version, so a depends_on key changed in config.yaml counts too.  Empty outside git.
     """
-    root = Path(root)
-    try:
-        log = [line.split() for line in _git(root, "log", "--format=%H %h", "--", *files).splitlines()]
-        versions = [version for full, _ in log for version in (full, f"{full}^")]
-        blobs = _cat_file(root, [f"{version}:./{file}" for version in versions for file in (*files, history)])
-        rows = _rows(load_yaml(_read_text(root / history) or "{}"))
-    except Exception:
+    walk = _history_walk(Path(root), files, history)
+    if walk is None:
         return []
-    parsed: dict[str, object] = {}
-    named = [str(row["commit"]) for row in rows if row.get("commit") is not None]
-    changes_now = {_flat(row.get("change")) for row in rows if row.get("commit") is None}
-
-    def changes_at(version: str) -> set[str]:
-        blob = blobs[f"{version}:./{history}"]
-        return {_flat(row.get("change")) for row in _rows(_parse(blob, parsed))} if blob else set()
-
+    log, parsed_at, recorded = walk
     found = []
     for full, short in log:
-        if any(len(name) >= 4 and full.startswith(name) for name in named):
+        if recorded(full):
             continue
-        if changes_now & (changes_at(full) - changes_at(f"{full}^")):
-            continue
-        new, old = (_merged([blobs[f"{version}:./{file}"] for file in files], parsed) for version in (full, f"{full}^"))
+        new, old = (_overlay_all(parsed_at(version, file) for file in files) for version in (full, f"{full}^"))
         changed = []
         for name in dict.fromkeys([*_claims(new), *_claims(old)]):
             paths = list(dict.fromkeys(deciding_paths(new, name) + deciding_paths(old, name)))
@@ -168,36 +154,44 @@ def unrecorded_verdict_changes(root: Path, expected: str = "tests/expected_verdi
     """Commits (newest first) that changed an expected verdict of the verdict gate without a row in the
     criteria history (recorded as in :func:`unrecorded_changes`).  The commit that first wrote the file
     sets the verdicts and changes none.  Empty outside git."""
-    root = Path(root)
+    walk = _history_walk(Path(root), (expected,), history)
+    if walk is None:
+        return []
+    log, parsed_at, recorded = walk
+
+    def verdicts_at(version: str):
+        found = parsed_at(version, expected)
+        return found.get("verdicts") if isinstance(found, dict) and found else None
+
+    return [short for full, short in log if verdicts_at(f"{full}^") is not None
+            and verdicts_at(full) != verdicts_at(f"{full}^") and not recorded(full)]
+
+
+def _history_walk(root: Path, files, history: str):
+    """(the commits that changed ``files``, newest first, as (hash, short hash); the parsed YAML of a file at
+    a version; whether a commit has a row in the working tree's criteria history), or None outside git."""
     try:
-        log = [line.split() for line in _git(root, "log", "--format=%H %h", "--", expected).splitlines()]
+        log = [line.split() for line in _git(root, "log", "--format=%H %h", "--", *files).splitlines()]
         versions = [version for full, _ in log for version in (full, f"{full}^")]
-        blobs = _cat_file(root, [f"{version}:./{file}" for version in versions for file in (expected, history)])
+        blobs = _cat_file(root, [f"{version}:./{file}" for version in versions for file in (*files, history)])
         rows = _rows(load_yaml(_read_text(root / history) or "{}"))
     except Exception:
-        return []
+        return None
     parsed: dict[str, object] = {}
     named = [str(row["commit"]) for row in rows if row.get("commit") is not None]
     changes_now = {_flat(row.get("change")) for row in rows if row.get("commit") is None}
 
+    def parsed_at(version: str, file: str) -> object:
+        return _parse(blobs[f"{version}:./{file}"], parsed)
+
     def changes_at(version: str) -> set[str]:
-        blob = blobs[f"{version}:./{history}"]
-        return {_flat(row.get("change")) for row in _rows(_parse(blob, parsed))} if blob else set()
+        return {_flat(row.get("change")) for row in _rows(parsed_at(version, history))}
 
-    def verdicts_at(version: str):
-        blob = blobs[f"{version}:./{expected}"]
-        return None if blob is None else (_parse(blob, parsed) or {}).get("verdicts")
+    def recorded(full: str) -> bool:
+        return (any(len(name) >= 4 and full.startswith(name) for name in named)
+                or bool(changes_now & (changes_at(full) - changes_at(f"{full}^"))))
 
-    found = []
-    for full, short in log:
-        before = verdicts_at(f"{full}^")
-        if before is None or verdicts_at(full) == before:
-            continue
-        if any(len(name) >= 4 and full.startswith(name) for name in named):
-            continue
-        if not changes_now & (changes_at(full) - changes_at(f"{full}^")):
-            found.append(short)
-    return found
+    return log, parsed_at, recorded
 
 
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> str:
