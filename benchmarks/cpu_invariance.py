@@ -45,7 +45,7 @@ def c3_targets(config: dict) -> list[str]:
     """Every file claim C3 is decided from."""
     runs = experiments.c3_twin_runs(config)
     metrics = [run for group in ("seeds", "untrained") for roles in runs[group].values() for run in roles.values()]
-    metrics += [f"simulation/{name}" for name in experiments.claim(config, "C3")["simulation_variants"]]
+    metrics += [f"simulation/{name}" for name in experiments.claim_arguments(config, "C3")["simulation_variants"]]
     training = [experiments.twin_files(twin)["metrics"] for twin in config["training"]["twins"]]
     return [f"results/metrics/{run}.json" for run in metrics] + training + list(experiments.gram_files(config).values())
 
@@ -55,7 +55,7 @@ def decide_c3(work: Path, config: dict) -> dict:
     runs = experiments.c3_twin_runs(config)
     needed = [run for group in ("seeds", "untrained") for roles in runs[group].values() for run in roles.values()]
     metrics = {run: atomic.read_json(work / "results" / "metrics" / f"{run}.json") for run in needed}
-    c3 = experiments.claim(config, "C3")
+    c3 = experiments.claim_arguments(config, "C3")
     simulation = {name: atomic.read_json(work / "results" / "metrics" / "simulation" / f"{name}.json")
                   for name in c3["simulation_variants"]}
     training = {twin: atomic.read_json(work / experiments.twin_files(twin)["metrics"]) for twin in config["training"]["twins"]}

@@ -98,9 +98,13 @@ def _layer(metrics: dict, layer: int) -> dict:
     return next(row for row in metrics["layers"] if row["layer"] == layer)
 
 
-def _sanity(training: dict, min_gain: float) -> dict:
-    from behind_rope.train import sanity
+def sanity(validation_loss: float, unigram: float, min_gain: float) -> dict:
+    """A twin is sane when it beats the unigram model by ``min_gain`` nats; one that learned nothing cannot."""
+    gain = unigram - validation_loss
+    return {"min_gain_over_unigram": min_gain, "gain_over_unigram": gain, "passed": gain >= min_gain}
 
+
+def _sanity(training: dict, min_gain: float) -> dict:
     return sanity(training["validation_loss"], training["unigram_loss"], min_gain) | {
         "validation_loss": training["validation_loss"], "unigram_loss": training["unigram_loss"]}
 

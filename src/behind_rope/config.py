@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from behind_rope.experiments import SIMULATION, ModelVariant, TokenSet
+from behind_rope.experiments import SIMULATION, ModelVariant, TokenSet, claim_arguments
 from behind_rope.variants import Variant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,16 +197,6 @@ def _check_data_references(config: dict) -> None:
         raise ConfigError(f"Config error: 'claims.C3.criteria' asks for layers beyond the twins' {layers} (training.model.layers).")
     if config["twin_analysis"]["seq_len"] > data["seq_len"]:
         raise ConfigError("Config error: 'twin_analysis.seq_len' must be at most 'data.seq_len'.")
-
-
-CLAIM_PARTS = ("runs", "controls", "criteria", "recorded")
-
-
-def claim_arguments(config: dict, name: str) -> dict:
-    """A claim's runs, controls, criteria and recorded values as one mapping (the keyword arguments of the
-    function that decides it)."""
-    entry = config["claims"][name]
-    return {key: value for part in CLAIM_PARTS for key, value in entry.get(part, {}).items()}
 
 
 def _check_llm_inputs(sets: dict) -> None:

@@ -219,8 +219,8 @@ def twin_score_runs() -> list[str]:
 
 def twin_score_settings(config: dict, twin: str) -> dict:
     """Every score run of one twin, each with its tokens, and the inputs of its Figure 3 Gram matrices."""
-    runs = [{**score_settings(config, twin, *run.split("_")), "tokens": tokens_file(twin, run.split("_")[0])}
-            for run in twin_score_runs()]
+    runs = [{**score_settings(config, twin, inputs, mask), "tokens": tokens_file(twin, inputs)}
+            for inputs in TWIN_INPUTS for mask in MASKS]  # in the order of twin_score_runs
     return {"runs": runs, "gram": {"twin": f"results/training/{twin}", "tokens": tokens_file(twin, "text")}}
 
 
@@ -238,11 +238,14 @@ def measures_settings(config: dict) -> dict:
     return config["measures"]
 
 
-def claim(config: dict, name: str) -> dict:
-    """A claim's runs, controls, criteria and recorded values as one mapping (config/claims.yaml)."""
-    from behind_rope.config import claim_arguments
+CLAIM_PARTS = ("runs", "controls", "criteria", "recorded")
 
-    return claim_arguments(config, name)
+
+def claim_arguments(config: dict, name: str) -> dict:
+    """A claim's runs, controls, criteria and recorded values as one mapping (config/claims.yaml): the keyword
+    arguments of the function that decides it."""
+    entry = config["claims"][name]
+    return {key: value for part in CLAIM_PARTS for key, value in entry.get(part, {}).items()}
 
 
 def c3_twin_runs(config: dict) -> dict:
@@ -255,7 +258,7 @@ def c3_twin_runs(config: dict) -> dict:
     """
     from behind_rope.config import seed_twins
 
-    c3 = claim(config, "C3")
+    c3 = claim_arguments(config, "C3")
     runs = {"probe": c3["probe"], "probe_no_mask": c3["no_mask_probe"], "text": c3["text"], "text_no_mask": c3["text_no_mask"]}
     untrained = {"probe": c3["probe"], "text": c3["text"]}
     rope = ("text_causal", "random_causal", "random_noncausal")
@@ -271,7 +274,7 @@ def gram_files(config: dict) -> dict[str, str]:
     """Figure 3's Gram matrices of every seed of C3's NoPE twin (its panel checks)."""
     from behind_rope.config import seed_twins
 
-    return {twin: f"results/gram/{twin}.npz" for twin in seed_twins(config, claim(config, "C3")["twin"])}
+    return {twin: f"results/gram/{twin}.npz" for twin in seed_twins(config, claim_arguments(config, "C3")["twin"])}
 
 
 C5_CLAIMS = ("C5a", "C5b", "C5c", "C5d")
@@ -283,19 +286,19 @@ def c5_runs(config: dict) -> dict[str, dict[str, str]]:
     tokens with the mask, i.i.d. tokens without it, and the Figure 5 run."""
     named = {}
     for name in C5_CLAIMS:
-        named |= {role: run for role, run in claim(config, name).items() if role in C5_ROLES and isinstance(run, str)}
+        named |= {role: run for role, run in claim_arguments(config, name).items() if role in C5_ROLES and isinstance(run, str)}
     return {model: {role: f"{model}/{run}" for role, run in named.items()} for model in config["llm"]["models"]}
 
 
 def simulation_claim_variants(config: dict) -> list[str]:
-    names = {name for c in ("C2", "C4") for key in ("variants", "no_mask_variants") for name in claim(config, c)[key]}
-    return sorted(names | set(claim(config, "C3")["simulation_variants"]))
+    names = {name for c in ("C2", "C4") for key in ("variants", "no_mask_variants") for name in claim_arguments(config, c)[key]}
+    return sorted(names | set(claim_arguments(config, "C3")["simulation_variants"]))
 
 
 def position_runs(config: dict) -> dict:
     """The runs claims C6-C8 read (where absolute position comes from), each as ``<source>/<run>``."""
     models = config["llm"]["models"]
-    c6, c7, c8 = (claim(config, name) for name in ("C6", "C7", "C8"))
+    c6, c7, c8 = (claim_arguments(config, name) for name in ("C6", "C7", "C8"))
     first = run_name(c7["inputs"], "causal")
     variants = [c7["replacement"], *c7["control_replacements"], *c7["recorded_replacements"]]
     scaled = {name: spec["ntk_factor"] for name, spec in config["llm"]["variants"].items() if name in c8["ntk_variants"]}
@@ -332,7 +335,7 @@ POSITION_CLAIMS = ("C6", "C7", "C8")
 def claims_settings(config: dict, criterion_commits: dict | None = None) -> dict:
     """What the claims step needs: every claim's arguments, its pre-registered entry and the commit that
     last changed its criterion (behind_rope.preregistration, read with git when the workflow is parsed)."""
-    return {"claims": {name: claim(config, name) for name in PAPER_CLAIMS},
+    return {"claims": {name: claim_arguments(config, name) for name in PAPER_CLAIMS},
             "entries": config["claims"], "criterion_commits": criterion_commits or {},
             "twin_runs": c3_twin_runs(config), "gram": gram_files(config), "llm_runs": c5_runs(config),
             "training": {"steps": config["training"]["steps"], "stop_when": config["training"]["stop_when"]}}
@@ -349,7 +352,7 @@ def claims_metric_files(config: dict) -> list[str]:
 
 
 def position_claims_settings(config: dict) -> dict:
-    return {"claims": {name: claim(config, name) for name in POSITION_CLAIMS},
+    return {"claims": {name: claim_arguments(config, name) for name in POSITION_CLAIMS},
             "position_runs": position_runs(config), "measures": config["measures"]}
 
 
@@ -358,7 +361,7 @@ def position_claims_metric_files(config: dict) -> list[str]:
     positions = position_runs(config)
     runs = [run for part in ("C6", "C7", "ntk") for model in positions[part].values() for run in model.values()]
     runs += [*positions["simulation_ntk"].values(), positions["sliding"], *positions["simulation_window"].values()]
-    c6 = claim(config, "C6")
+    c6 = claim_arguments(config, "C6")
     runs += [f"{SIMULATION}/{name}" for name in (*c6["simulation_variants"], *c6["simulation_controls"])]
     return [f"results/metrics/{run}.json" for run in dict.fromkeys(runs)]
 

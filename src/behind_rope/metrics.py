@@ -132,30 +132,35 @@ def nonrelative_index(scores: np.ndarray) -> float:
     return float(np.var(diagonal_normalise(scores)[keep]) / total)
 
 
-def key_group_contrast(matrix: np.ndarray, keys: np.ndarray, mid_from: int, margin: int, late_from: int):
-    """Mean of ``matrix`` at ``keys`` minus its mean at mid-context keys, over late queries (i >= late_from).
-
-    Mid-context keys are j >= ``mid_from`` that lie more than ``margin`` positions before the query: a
-    query's neighbourhood follows its own near-diagonal drift.  Works on a stack (..., S, S); NaN when no
-    entry of either group is finite.
-    """
+def late_key_sums(matrix: np.ndarray, late_from: int, margin: int, mid_from: int):
+    """What every key contrast over late queries (i >= ``late_from``) needs, in one pass over a matrix or a stack
+    (..., S, S): per key, the sum and count of its finite entries over the late queries that see it (j < i),
+    and the mean of the mid-context entries (keys j >= ``mid_from`` more than ``margin`` positions before the
+    query: a query's neighbourhood follows its own near-diagonal drift)."""
     matrix = np.asarray(matrix, dtype=float)
     seq_len = matrix.shape[-1]
-    rows, cols = np.indices((seq_len, seq_len))
-    late = rows >= late_from
-    group = late & np.isin(cols, keys) & (cols < rows)
-    mid_context = late & (cols >= mid_from) & (cols < rows - margin)
-    if not group.any() or not mid_context.any():
-        raise ValueError(f"sequence of {seq_len} positions is too short for a key contrast")
+    rows, cols = np.arange(seq_len)[:, None], np.arange(seq_len)[None, :]
     finite = np.isfinite(matrix)
+    values = np.where(finite, matrix, 0.0)
+    seen = (rows >= late_from) & (cols < rows) & finite
+    mid = (rows >= late_from) & (cols >= mid_from) & (cols < rows - margin) & finite
+    mid_count = mid.sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mid_mean = np.where(mid_count > 0, (values * mid).sum(axis=(-2, -1)) / mid_count, np.nan)
+    return (values * seen).sum(axis=-2), seen.sum(axis=-2), mid_mean
 
-    def mean(where: np.ndarray) -> np.ndarray:
-        use = where & finite
-        count = use.sum(axis=(-2, -1))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(count > 0, np.where(use, matrix, 0.0).sum(axis=(-2, -1)) / count, np.nan)
 
-    contrast = mean(group) - mean(mid_context)
+def key_group_contrast(matrix: np.ndarray, keys: np.ndarray, mid_from: int, margin: int, late_from: int):
+    """Mean of ``matrix`` at ``keys`` minus its mean at mid-context keys, over late queries (i >= late_from)
+    (:func:`late_key_sums`).  Works on a stack (..., S, S); NaN when no entry of either group is finite."""
+    seq_len = np.shape(matrix)[-1]
+    keys = np.asarray(keys)
+    if not ((keys < seq_len - 1) & (late_from < seq_len)).any() or mid_from >= seq_len - 1 - margin:
+        raise ValueError(f"sequence of {seq_len} positions is too short for a key contrast")
+    sums, counts, mid = late_key_sums(matrix, late_from, margin, mid_from)
+    count = counts[..., keys].sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        contrast = np.where(count > 0, sums[..., keys].sum(axis=-1) / count, np.nan) - mid
     return float(contrast) if contrast.ndim == 0 else contrast
 
 
@@ -247,18 +252,6 @@ def spread_ratio(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measu
     return {"raw_spread": raw, "pattern_spread": pattern, "spread_ratio": pattern / raw, "noise_spread_ratio": noise / raw}
 
 
-def _late_key_means(matrix: np.ndarray, late_from: int, margin: int, mid_from: int):
-    """(per-key sums and counts over the late queries that see the key, the mid-context mean) of one matrix:
-    what :func:`key_group_contrast` computes for any group of keys, in one pass."""
-    seq_len = matrix.shape[-1]
-    rows, cols = np.arange(seq_len)[:, None], np.arange(seq_len)[None, :]
-    finite = np.isfinite(matrix)
-    seen = (rows >= late_from) & (cols < rows) & finite
-    mid = (rows >= late_from) & (cols >= mid_from) & (cols < rows - margin) & finite
-    values = np.where(finite, matrix, 0.0)
-    return (values * seen).sum(axis=0), seen.sum(axis=0), values[mid].mean() if mid.any() else np.nan
-
-
 def first_keys(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures) -> dict:
     """Whether the first few keys stand apart (claim C5c), and key 0, the sink, on its own.
 
@@ -275,7 +268,7 @@ def first_keys(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measure
     noise = (half_a - half_b) / 2
 
     def contrasts(matrix):
-        sums, counts, mid = _late_key_means(matrix, late_from, count, count + 1)
+        sums, counts, mid = late_key_sums(matrix, late_from, count, count + 1)
 
         def of(keys):
             with np.errstate(invalid="ignore", divide="ignore"):

@@ -18,7 +18,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from behind_rope import atomic, paper_c3, paper_llm, paper_position
-from behind_rope.config import claim_arguments, seed_twins
+from behind_rope.config import seed_twins
+from behind_rope.experiments import claim_arguments
 from behind_rope.figures import Figure, paper_figures
 from behind_rope.paper_format import fraction_of_sequence, listing, number, percent, quote_tex, tex_escape, verdict
 
@@ -313,7 +314,7 @@ def provenance_table(settings: dict, commit: str) -> str:
 def settings_from_config(config: dict, sections: dict, figures: dict) -> dict:
     """The config values and the figure table the paper quotes; the rule passes them, so a change rebuilds it.
 
-    ``claims`` holds each claim's arguments flattened (config.claim_arguments), ``entries`` the
+    ``claims`` holds each claim's arguments flattened (experiments.claim_arguments), ``entries`` the
     pre-registration as written (config/claims.yaml), for the claims table and the appendix."""
     variants, text, training = config["simulation"]["variants"], config["llm"]["inputs"]["text"], config["training"]
     twin = claim_arguments(config, "C3")["twin"]

@@ -59,12 +59,6 @@ def plateaued(evaluations: list[tuple[int, float]], rule: StopWhen) -> bool:
     return bool(earlier) and (earlier[-1] - loss) / earlier[-1] < rule.min_relative_gain
 
 
-def sanity(validation_loss: float, unigram: float, min_gain: float) -> dict:
-    """A twin is sane when it beats the unigram model by ``min_gain`` nats; one that learned nothing cannot."""
-    gain = unigram - validation_loss
-    return {"min_gain_over_unigram": min_gain, "gain_over_unigram": gain, "passed": gain >= min_gain}
-
-
 def learning_rate(step: int, settings: TrainSettings) -> float:
     """Linear warm-up, then cosine decay to a tenth of the peak."""
     peak = settings.learning_rate
