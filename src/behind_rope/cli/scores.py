@@ -49,6 +49,14 @@ def save_scores(output: str, arrays: dict, metadata: dict) -> None:
           f"on {metadata['device']}/{metadata['dtype']}")
 
 
+def save_runs(outputs: list[str], runs: list[dict], results) -> None:
+    """Save the results of several score runs (extract.score_runs, made lazily) to their outputs, in order."""
+    if len(runs) != len(outputs):
+        raise SystemExit(f"Error: {len(runs)} runs but {len(outputs)} output files")
+    for output, (arrays, metadata) in zip(outputs, results, strict=True):
+        save_scores(output, arrays, metadata)
+
+
 @step("variant-scores", "the score runs of every variant of one pretrained model on one token set, in one process",
       SETTINGS, THREADS, arg("--tokens", required=True), arg("--output", nargs="+", required=True))
 def variant_scores(args) -> None:
@@ -56,12 +64,8 @@ def variant_scores(args) -> None:
 
     from behind_rope.extract import score_runs
 
-    runs = args.settings["runs"]
-    if len(runs) != len(args.output):
-        raise SystemExit(f"Error: {len(runs)} runs but {len(args.output)} output files")
     torch.set_num_threads(args.threads)
-    for output, (arrays, metadata) in zip(args.output, score_runs(runs, args.tokens), strict=True):
-        save_scores(output, arrays, metadata)
+    save_runs(args.output, args.settings["runs"], score_runs(args.settings["runs"], args.tokens))
 
 
 @step("twin-scores", "every score run of one twin, and its Figure 3 Gram matrices, in one process", SETTINGS, THREADS,
@@ -74,12 +78,8 @@ def twin_scores(args) -> None:
     from behind_rope.gram import PANELS, gram_matrices
     from behind_rope.models import load_twin
 
-    runs = args.settings["runs"]
-    if len(runs) != len(args.output):
-        raise SystemExit(f"Error: {len(runs)} runs but {len(args.output)} output files")
     torch.set_num_threads(args.threads)
-    for output, (arrays, metadata) in zip(args.output, score_runs(runs), strict=True):
-        save_scores(output, arrays, metadata)
+    save_runs(args.output, args.settings["runs"], score_runs(args.settings["runs"]))
     gram = args.settings["gram"]
     inputs = torch.from_numpy(np.load(gram["tokens"]))
     panels, check = gram_matrices(load_twin(gram["twin"]), inputs)
