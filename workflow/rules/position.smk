@@ -5,7 +5,9 @@
 rule closed_system:
     input:
         model=lambda wildcards: experiments.llm_source_files(config, wildcards.llm),
-        tokens=lambda wildcards: experiments.tokens_file(wildcards.llm, experiments.claim_arguments(config, "C7")["inputs"]),
+        tokens=lambda wildcards: experiments.tokens_file(
+            wildcards.llm, experiments.claim_arguments(config, "C7")["inputs"]
+        ),
     output:
         "results/position/{llm}/closed_system.json",
     log:
