@@ -1,4 +1,4 @@
-"""The tables of docs/results.md that come from a run's results/claims.json (claims C3 to C8) and from the
+"""The tables of docs/results.md that come from a run's results/claims.json (claims C3 to C9) and from the
 criteria history (config/criteria_history.yaml).
 
     python benchmarks/result_tables.py results/claims.json      # rewrite them from this run
@@ -45,6 +45,10 @@ def _claim_line(claims: dict, name: str) -> str:
         passing = [model for model, result in models.items() if result["passed"]]
         failing = [model for model, result in models.items() if not result["passed"]]
         line += f". Passes for {', '.join(passing) or 'no model'}; fails for {', '.join(failing) or 'no model'}."
+    controls = claim.get("controls") if name != "C3" else None
+    if controls:
+        line += " Controls (each must fail): " + "; ".join(
+            f"{control} {'FAIL' if not result['passed'] else 'PASS, so the claim fails'}" for control, result in controls.items()) + "."
     return line
 
 
@@ -227,29 +231,46 @@ def decomposition_table(claims: dict) -> str:
     return "\n".join(rows)
 
 
+def _verdict(passed) -> str:
+    return "PASS" if passed else "FAIL"
+
+
 def position_table(claims: dict) -> str:
-    """Claims C6-C8: the checks that decide them, with their controls."""
-    c6, c7, c8a, c8b = (claims[name]["measured"] for name in ("C6", "C7", "C8a", "C8b"))
-    rows = ["| model | C6: visible reliability, layers 2-4 (i.i.d.; no mask) | C7: fraction removed (|R| before) | "
-            "closed system (gap same / different) | C8a: share by NTK factor |", "|---|---|---|---|---|"]
-    for model, result in c7["models"].items():
-        c6_rows = c6["models"][model]
-        reliab = " ".join(_number(v["visible_reliability"], ".2f") for v in c6_rows["iid_tokens"].values())
-        no_mask = " ".join(_number(v["visible_reliability"], ".2f") for v in c6_rows["iid_tokens_no_mask"].values())
-        removed = ", ".join(f"{name} {_number(value, '+.2f')}" for name, value in result["fraction_removed"].items())
-        closed = result["position_0_closed_system"]
+    """Claims C6-C9: per model, the numbers that decide them, with their controls and noise floors."""
+    c6, c7, c8a, c8b, c9 = (claims[name]["measured"] for name in ("C6", "C7", "C8a", "C8b", "C9"))
+    sinks = claims["C9"]["sink_head_counts"]
+    rows = ["| model | C6: heads carrying the mask's position, layers 2-4 (no mask) | C7: R'/R signed, by replacement "
+            "(floor) | C8a: fall of abs(R) / floor, by NTK factor | C9: sink heads by layer; patch effect position 0 / "
+            "middle / floor |", "|---|---|---|---|---|"]
+    for model, c7_result in c7["models"].items():
+        c6_result = c6["models"][model]
+        carrying = " ".join(f"{row['heads_carrying']}/{row['heads']}" for row in c6_result["probe"]["layers"].values())
+        no_mask = " ".join(f"{row['heads_carrying']}/{row['heads']}" for row in c6_result["no_mask"]["layers"].values())
+        ratios = ", ".join(f"{name} {_number(effect['ratio'], '+.2f')}" for name, effect in c7_result["replacements"].items())
         ntk = c8a["models"].get(model)
-        shares = ", ".join(f"s={f}: {_number(v, '.3f')}" for f, v in ntk["residual_stream_share_early"].items()) if ntk else ""
-        rows.append(f"| {model} | {reliab}; {no_mask} ({'PASS' if c6_rows['passed'] else 'FAIL'}) | {removed} "
-                    f"({_number(result['first_key_early_original'], '.2f')}; {'PASS' if result['passed'] else 'FAIL'}) | "
-                    f"{_number(closed['largest_gap_same_first_token'], '.1e')} / "
-                    f"{_number(closed['smallest_gap_different_first_tokens'], '.1e')} | {shares}"
-                    f"{(' (' + ('PASS' if ntk['passed'] else 'FAIL') + ')') if ntk else ''} |")
-    sliding = c8b["by_layer_type"]
-    rows += ["", f"C8b ({c8b['model']}): " + "; ".join(
-        f"{kind}: rank correlation with depth {_number(v['depth_correlation'], '.2f')} over layers {v['layers']}"
-        for kind, v in sliding.items())]
-    rows += [line for name in ("C6", "C7", "C8a", "C8b") for line in ("", _claim_line(claims, name))]
+        falls = ", ".join(f"s={f}: {_number(row['first_key']['fall'], '+.2f')} / {_number(row['first_key']['floor'], '.2f')}"
+                          for f, row in ntk["factors"].items()) + f" ({_verdict(ntk['passed'])})" if ntk else ""
+        c9_result = c9["models"][model]
+        effects = "; ".join(
+            f"L{layer}: {_number(row['effect'], '.3f')} / {_number(c9_result['middle']['layers'][layer]['effect'], '.3f')}"
+            f" / {_number(row['floor'], '.1e')}" for layer, row in c9_result["position0"]["layers"].items())
+        counts = " ".join(str(count) for count in sinks[model].values())
+        rows.append(f"| {model} | {carrying}; {no_mask} ({_verdict(c6_result['passed'])}) | {ratios} "
+                    f"({_number(c7_result['noise_floor'], '.2f')}; {c7_result['role']}, {_verdict(c7_result['passed'])}) | "
+                    f"{falls} | {counts}; {effects} ({_verdict(c9_result['passed'])}) |")
+    simulation = c6["simulation"]
+    rows += ["", "C6, simulation: log-Z slope by layer " + ", ".join(
+        f"{layer}: {_number(row['slope'], '.2f')}" for layer, row in simulation["probe"]["layers"].items())
+        + "; without the mask " + ", ".join(f"{layer}: {_number(row['slope'], '.2f')}"
+                                             for layer, row in simulation["no_mask"]["layers"].items())]
+    for role in ("sliding", "no_window"):
+        check = c8b[role]
+        rows += ["", f"C8b, {check['model']} (queries >= {check['min_query']} of {check['seq_len']}; {check['checked']}): "
+                 f"rank correlation with depth {_number(check['depth_correlation'], '.2f')}, "
+                 f"{check['layers_above_floor']} of {len(check['checked_layers'])} layers above the floors; mean abs(slope) "
+                 + ", ".join(f"{layer}{'s' if row['type'] == 'sliding_attention' else ''}: {_number(row['value'], '.3f')}"
+                             for layer, row in check["layers"].items()) + f" ({_verdict(check['passed'])})"]
+    rows += [line for name in ("C6", "C7", "C8a", "C8b", "C9") for line in ("", _claim_line(claims, name))]
     return "\n".join(rows)
 
 

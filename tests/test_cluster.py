@@ -26,7 +26,7 @@ def job_kind(rule: str, wildcards: dict[str, str]) -> str:
     return "llm_scores" if pretrained or rule.startswith("variant_scores_") else rule
 
 
-GPU_JOBS = {"llm_scores", "closed_system"}  # the jobs that run a pretrained LLM
+GPU_JOBS = {"llm_scores", "patching"}  # the jobs that run a pretrained LLM
 # Fields that measure the machine and the moment rather than the science: they differ between runs.
 TIMINGS = {"seconds", "tokens_per_second", "train_seconds", "peak_rss_mb"}
 
@@ -198,7 +198,7 @@ def test_the_smoke_dag_runs_through_slurm_and_matches_a_local_run(slurm_env, smo
     assert Counter(job["rule"] for job in jobs) == expected
     assert {job["State"] for job in jobs} == {"COMPLETED"}
     for job in jobs:
-        on_gpu = job["rule"] == "closed_system" or job["rule"].startswith("variant_scores_") or (
+        on_gpu = job["rule"] == "patching" or job["rule"].startswith("variant_scores_") or (
             job["rule"] == "scores" and job["wildcards"].startswith(tuple(PRETRAINED)))
         assert ("gres/gpu=1" in job["AllocTRES"]) == on_gpu, job
         assert job["Partition"] == ("gpu" if on_gpu else "cpu"), job

@@ -1,12 +1,13 @@
-"""Where absolute position comes from: the definitions on cases of known answer, the interventions on tiny
-models, and claims C6-C8 failing on synthetic or control inputs (behind_rope.position, position_claims)."""
+"""Where absolute position comes from: the definitions on cases of known answer, the interventions and the
+per-head records on tiny models, and claims C6-C9 failing on synthetic or control inputs
+(behind_rope.position, heads, patching, position_claims)."""
 
 import numpy as np
 import pytest
 import torch
 
-from behind_rope import position
-from behind_rope.position_claims import claim_c6, claim_c7, claims_c8
+from behind_rope import heads, position
+from behind_rope.position_claims import claim_c6, claim_c7, claim_c8a, claim_c8b, claim_c9, replacement_effect
 from conftest import default_measures
 from test_extract import tiny_model
 
@@ -90,59 +91,180 @@ def test_ntk_scaling_raises_every_rope_base():
         {kind: base * 4 ** (32 / 30) for kind, base in bases.items()})
 
 
+def test_zero_and_random_replacements():
+    from behind_rope.extract import embedding_replacement
+
+    model = tiny_model("llama")
+    tokens = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(0))
+    zero = embedding_replacement(model, 0, "zero")(tokens)
+    assert torch.equal(zero[:, 0], torch.zeros_like(zero[:, 0]))
+    first, again = (embedding_replacement(model, 0, "random", seed=3)(tokens) for _ in range(2))
+    other = embedding_replacement(model, 0, "random", seed=4)(tokens)
+    assert torch.equal(first, again) and not torch.equal(first[:, 0], other[:, 0])  # the seed picks the token
+    with pytest.raises(ValueError, match="unknown embedding replacement"):
+        embedding_replacement(model, 0, "median")
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_per_head_log_z_and_sink_match_the_raw_scores(causal):
+    from behind_rope.extract import record_scores
+
+    model = tiny_model("llama")
+    tokens = torch.randint(0, 64, (4, 12), generator=torch.Generator().manual_seed(0))
+    recorder = record_scores(model, tokens.split(3), range(2), causal=causal, keep_raw=True, per_head=True)
+    result = recorder.result()
+    raw = torch.cat(recorder.raw[1]).double()  # (sequences, heads, S, S), NaN where masked
+    logits = torch.nan_to_num(raw, nan=-torch.inf)
+    log_z = torch.logsumexp(logits, dim=-1)
+    np.testing.assert_allclose(result["log_z"][1], log_z.mean(0).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(result["log_z_half_a"][1], log_z[0::2].mean(0).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(result["sink"][1], torch.softmax(logits, -1)[..., 0].mean(0).numpy(), rtol=1e-5, atol=1e-7)
+    if causal:  # query 0 sees key 0 only
+        np.testing.assert_allclose(result["sink"][:, :, 0], 1.0, rtol=1e-6)
+
+
+def test_patching_position_0_from_the_same_first_token_changes_nothing():
+    from behind_rope.patching import patching_effects
+
+    model = tiny_model("llama")
+    tokens = torch.randint(3, 64, (4, 16), generator=torch.Generator().manual_seed(0))
+    tokens[:, 0] = 1  # one BOS: position 0 is the same state in every sequence
+    effects = patching_effects(model, tokens, [2], control_position=8)
+    changes = {name: max(patch["layers"]["2"]["head_output_change"]) for name, patch in effects["patches"].items()}
+    assert changes["position0_same_first"] < 1e-5  # the closed system: the noise floor is float noise
+    assert changes["position0"] > 1e-3 and changes["middle"] > 1e-3  # the other patches change something
+    assert effects["queries_from"] == 9 and len(effects["patches"]["middle"]["layers"]["2"]["log_z_change"]) == 4
+
+
+def test_log_z_slopes_of_known_answer():
+    i = np.arange(64)
+    assert heads.log_z_slopes(np.log(i + 1.0), 16) == pytest.approx(1.0)
+    assert heads.log_z_slopes(np.full(64, 3.0), 16) == pytest.approx(0.0)
+    assert np.isnan(heads.log_z_slopes(np.zeros(20), 19))
+    assert heads.spearman([1, 2, 3, 4], [1, 3, 2, 5]) == pytest.approx(0.8)
+    sink = np.zeros((2, 3, 40))
+    sink[1, 2] = 0.9
+    assert heads.sink_heads(sink, 16, 0.5).tolist() == [[False] * 3, [False, False, True]]
+
+
 # --- The claims fail on synthetic and control inputs ------------------------------------------------
+
+def _per_head(slope_by_layer, seq_len=64, heads_per_layer=4, noise=0.01):
+    """A per-head record whose log Z grows as slope x log(i + 1), each half a little off."""
+    grow = np.log(np.arange(seq_len) + 1.0)
+    rows = np.array([[[s * grow for _ in range(heads_per_layer)]] for s in slope_by_layer])[:, 0]
+    wobble = noise * np.sin(np.arange(seq_len))
+    return {"log_z": rows, "log_z_half_a": rows + wobble, "log_z_half_b": rows - wobble,
+            "layers": np.arange(1, len(slope_by_layer) + 1)}
+
+
+def _c6(no_mask_slope):
+    arrays = {"m/probe": _per_head([1.0] * 4), "m/no_mask": _per_head([no_mask_slope] * 4),
+              "sim/probe": _per_head([0.9] * 4, heads_per_layer=1), "sim/no_mask": _per_head([0.0] * 4, heads_per_layer=1)}
+    arrays = {k: v if not k.startswith("sim") else {n: (a[:, 0] if a.ndim == 3 else a) for n, a in v.items()}
+              for k, v in arrays.items()}
+    return claim_c6(arrays.get, {"m": {"probe": "m/probe", "no_mask": "m/no_mask"}},
+                    {"probe": "sim/probe", "no_mask": "sim/no_mask"}, layers=[2, 3, 4], min_query=16,
+                    min_slope_ratio=0.25, floor_multiple=2.0, min_head_share=0.5, min_layers=2)
+
+
+def test_c6_needs_log_z_to_grow_with_the_mask_and_not_without():
+    passed = _c6(no_mask_slope=0.0)
+    assert passed["passed"] and not any(c["passed"] for c in passed["controls"].values())
+    failed = _c6(no_mask_slope=1.0)  # the no-mask run grows the same: the control passes, the claim fails
+    assert not failed["passed"] and failed["controls"]["m without the mask"]["passed"]
+
 
 def _metrics(rows):
     return {"layers": [{"layer": k, **row} for k, row in enumerate(rows, start=1)]}
 
 
-def _row(first=1.0, mask=0.5, share=None, reliability=0.9, layer_type=None):
-    row = {"first_key_early": first, "mask_early": mask, "visible_reliability": reliability,
-           "residual_stream_share_early": first**2 / (first**2 + mask**2) if share is None else share,
-           "first_key_late": first, "residual_stream_share_late": 0.5}
+def _row(first=1.0, mask=0.5, halves=0.01, layer_type=None):
+    row = {"first_key_early": first, "first_key_early_halves": [first + halves, first - halves],
+           "mask_early": mask, "mask_early_halves": [mask + halves, mask - halves]}
     return row | ({"layer_type": layer_type} if layer_type else {})
 
 
-def test_c6_needs_structure_with_the_mask_and_none_without():
-    metrics = {"m/random_causal": _metrics([_row(reliability=0.1)] + [_row(reliability=0.8)] * 3),
-               "m/random_noncausal": _metrics([_row(reliability=0.1)] * 4),
-               "simulation/causal": _metrics([_row(reliability=0.95)] * 4),
-               "simulation/control": _metrics([_row(reliability=0.2)] * 4)}
-    settings = dict(layers=[2, 3, 4], min_reliability=0.5, min_layers=2, simulation_variants=["causal"],
-                    simulation_controls=["control"], simulation_from_layer=3, simulation_min_reliability=0.9)
-    runs = {"m": {"causal": "m/random_causal", "noncausal": "m/random_noncausal"}}
-    assert claim_c6(metrics, runs, **settings)["passed"]
-    metrics["m/random_noncausal"] = metrics["m/random_causal"]  # the no-mask run as structured: C6 fails
-    assert not claim_c6(metrics, runs, **settings)["passed"]
+def test_a_sign_flip_is_not_a_removal():
+    original = {"mean": 2.0, "halves": [2.1, 1.9]}
+    flipped = replacement_effect(original, {"mean": -1.0, "halves": [-1.1, -0.9]}, 0.2, 0.2, 2.0)
+    assert flipped["sign_flipped"] and not flipped["removes"] and flipped["fraction_removed"] is None
+    halved = replacement_effect(original, {"mean": 1.0, "halves": [1.05, 0.95]}, 0.2, 0.2, 2.0)
+    assert halved["removes"] and halved["fraction_removed"] == pytest.approx(0.5)
+    within_noise = replacement_effect(original, {"mean": 1.5, "halves": [1.55, 1.45]}, 0.4, 0.2, 2.0)
+    assert not within_noise["removes"]  # 25 % removed, but the change (0.5) is under two floors (0.8)
 
 
-def _c7(first_key_after: dict):
-    runs = {"m": {"original": "m/orig", **{name: f"m.{name}/orig" for name in first_key_after}}}
-    metrics = {"m/orig": _metrics([_row(first=2.0)] * 4)}
-    metrics |= {f"m.{name}/orig": _metrics([_row(first=value)] * 4) for name, value in first_key_after.items()}
-    closed = {"m": {"same_first_token": [0.0], "different_first_tokens": [0.0, 0.3], "first_token": "<s>"}}
-    return claim_c7(metrics, runs, closed, {"m": {"bos_identity": 0.0}}, layers=[2, 3, 4], replacement="bos_mean",
-                    control_replacements=["late_mean", "bos_identity"], recorded_replacements=[], min_fraction_removed=0.2,
-                    max_closed_system_gap=1e-5)
+def _c7(first_key_after: dict, decided_by="m"):
+    runs = {model: {"original": f"{model}/orig", **{name: f"{model}.{name}/orig" for name in first_key_after}}
+            for model in ("m", "x")}
+    metrics = {f"{model}/orig": _metrics([_row(first=2.0)] * 4) for model in ("m", "x")}
+    metrics |= {f"{model}.{name}/orig": _metrics([_row(first=value if model == "m" else 2.0)] * 4)
+                for name, value in first_key_after.items() for model in ("m", "x")}
+    return claim_c7(metrics, runs, {"m": {}, "x": {}}, layers=[2, 3, 4], replacement="bos_mean", decided_by=decided_by,
+                    control_replacements=["late_mean", "bos_identity"], recorded_replacements=[],
+                    min_fraction_removed=0.2, floor_multiple=2.0, reading_fraction=0.4)
 
 
-def test_c7_needs_the_bos_swap_to_remove_the_component_and_its_controls_not_to():
+def test_c7_is_decided_by_its_model_signed_and_its_controls_must_fail():
     assert _c7({"bos_mean": 1.0, "late_mean": 1.9, "bos_identity": 2.0})["passed"]
+    assert not _c7({"bos_mean": 1.0, "late_mean": 1.9, "bos_identity": 2.0}, decided_by="x")["passed"]  # x removes nothing
+    assert not _c7({"bos_mean": -1.0, "late_mean": 1.9, "bos_identity": 2.0})["passed"]  # a sign flip
     assert not _c7({"bos_mean": 1.9, "late_mean": 1.9, "bos_identity": 2.0})["passed"]   # too little removed
-    assert not _c7({"bos_mean": 1.0, "late_mean": 1.0, "bos_identity": 2.0})["passed"]   # the later swap does the same
-    assert not _c7({"bos_mean": 1.0, "late_mean": 1.9, "bos_identity": 1.0})["passed"]   # the identity swap does it
+    failed = _c7({"bos_mean": 1.0, "late_mean": 1.0, "bos_identity": 2.0})               # the later swap does the same
+    assert not failed["passed"] and failed["controls"]["late_mean"]["passed"]
 
 
-def test_c8_needs_a_lower_share_under_ntk_and_a_rising_share_with_depth_in_sliding_layers():
-    runs = {"ntk": {"m": {"1": "m/first", "2": "m.ntk2/first", "4": "m.ntk4/first"}}, "simulation_ntk": {},
-            "sliding": "g/text", "simulation_window": {}}
-    types = ["sliding_attention"] * 5 + ["full_attention"]
-    metrics = {"m/first": _metrics([_row(share=0.6)] * 4), "m.ntk2/first": _metrics([_row(share=0.5)] * 4),
-               "m.ntk4/first": _metrics([_row(share=0.4)] * 4),
-               "g/text": _metrics([_row(share=0.1 * k, layer_type=t) for k, t in enumerate(types, start=1)])}
-    result = claims_c8(metrics, runs, layers=[2, 3, 4], min_depth_correlation=0.5)
-    assert result["C8a"]["passed"] and result["C8b"]["passed"]
-    metrics["m.ntk4/first"] = _metrics([_row(share=0.7)] * 4)  # scaling raises the share: C8a fails
-    metrics["g/text"] = _metrics([_row(share=1 - 0.1 * k, layer_type=t) for k, t in enumerate(types, start=1)])
-    result = claims_c8(metrics, runs, layers=[2, 3, 4], min_depth_correlation=0.5)
-    assert not result["C8a"]["passed"] and not result["C8b"]["passed"]  # ... and a share falling with depth fails C8b
+def test_c8a_needs_the_first_key_component_to_fall_beyond_noise_and_the_simulation_not_to():
+    metrics = {"m/first": _metrics([_row(first=2.0)] * 4), "m.ntk2/first": _metrics([_row(first=1.0)] * 4),
+               "s/ref": _metrics([_row(first=2.0)] * 4), "s/ntk2": _metrics([_row(first=2.0)] * 4)}
+    runs, simulation = {"m": {"1": "m/first", "2": "m.ntk2/first"}}, {"1": "s/ref", "2": "s/ntk2"}
+    assert claim_c8a(metrics, runs, simulation, layers=[2, 3, 4], floor_multiple=2.0)["passed"]
+    metrics["s/ntk2"] = _metrics([_row(first=1.0)] * 4)  # the simulation falls as much: the control passes
+    assert not claim_c8a(metrics, runs, simulation, layers=[2, 3, 4], floor_multiple=2.0)["passed"]
+    metrics["s/ntk2"], metrics["m.ntk2/first"] = metrics["s/ref"], _metrics([_row(first=1.98, halves=0.2)] * 4)
+    assert not claim_c8a(metrics, runs, simulation, layers=[2, 3, 4], floor_multiple=2.0)["passed"]  # within noise
+
+
+def _window_run(slopes, types, window=None):
+    arrays = _per_head(slopes, seq_len=40)
+    return arrays | {"metadata": {"layer_types": types, "sliding_window": window}}
+
+
+def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_window():
+    sliding = _window_run([0.1, 0.2, 0.3, 0.4, 0.5, 1.0], ["sliding_attention"] * 5 + ["full_attention"], window=16)
+    flat = _window_run([0.3, 0.1, 0.4, 0.2, 0.3, 0.1], ["full_attention"] * 6)
+    runs = {"g/long": sliding, "s/long": flat}
+
+    def decide(min_query, control="s/long"):
+        return claim_c8b(lambda run: runs[run], lambda run: runs[run]["metadata"], {"sliding": "g/long", "no_window": control},
+                         {}, min_query=min_query, min_depth_correlation=0.5, floor_multiple=2.0)
+
+    assert decide(16)["passed"]
+    assert not decide(8)["passed"]  # queries inside the window: it does not bind, so nothing is tested
+    runs["s2/long"] = _window_run([0.1, 0.2, 0.3, 0.4, 0.5, 0.6], ["full_attention"] * 6)
+    assert not decide(16, control="s2/long")["passed"]  # the model without a window rises too: the control passes
+
+
+def _patching(position0, middle, floor=1e-7):
+    def patch(value, position):
+        return {"position": position, "layers": {str(layer): {"head_output_change": [value, 0.0], "log_z_change": [0.1, 0.0]}
+                                                 for layer in (2, 3, 4)}}
+    return {"patches": {"position0": patch(position0, 0), "position0_same_first": patch(floor, 0), "middle": patch(middle, 8)},
+            "queries_from": 9, "closed_system": {"same_first_token": [0.0], "different_first_tokens": [0.0, 0.3],
+                                                  "first_token": "<bos>"}}
+
+
+def test_c9_needs_the_sink_heads_to_read_position_0_and_not_the_middle():
+    sink = np.zeros((4, 2, 32))
+    sink[:, 0] = 0.9  # head 0 of every layer is a sink head
+    scores = {"m/first": {"sink": sink, "layers": np.arange(1, 5)}}
+    settings = dict(layers=[2, 3, 4], sink_from_query=16, sink_min_attention=0.5, min_relative_change=0.1,
+                    floor_multiple=2.0, min_layers=2, max_closed_system_gap=1e-5)
+    passed = claim_c9(scores.get, {"m": _patching(0.5, 0.01)}, {"m": "m/first"}, **settings)
+    assert passed["passed"] and passed["sink_head_counts"]["m"] == {"1": 1, "2": 1, "3": 1, "4": 1}
+    assert not claim_c9(scores.get, {"m": _patching(0.5, 0.5)}, {"m": "m/first"}, **settings)["passed"]  # the middle too
+    assert not claim_c9(scores.get, {"m": _patching(0.05, 0.01)}, {"m": "m/first"}, **settings)["passed"]  # too small
+    assert not claim_c9(scores.get, {"m": _patching(0.5, 0.01, floor=0.3)}, {"m": "m/first"}, **settings)["passed"]  # noise
+    sink[:] = 0.1  # no sink heads: nothing reads position 0
+    assert not claim_c9(scores.get, {"m": _patching(0.5, 0.01)}, {"m": "m/first"}, **settings)["passed"]

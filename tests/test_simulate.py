@@ -12,10 +12,14 @@ SMALL = SimulationSize(batch_size=200, seq_len=10, dim=16, layers=3, chunk_size=
 
 def test_outputs_have_the_documented_shapes_and_mask():
     out = simulate(Variant(alpha=0.2), SMALL, seed=0, progress=False)
-    assert set(out) == {"mean_scores", "half_a", "half_b"}
-    for array in out.values():
+    assert set(out) == {"mean_scores", "half_a", "half_b", "log_z", "log_z_half_a", "log_z_half_b"}
+    for name in ("mean_scores", "half_a", "half_b"):
+        array = out[name]
         assert array.shape == (3, 10, 10)
         assert np.isnan(array[:, 0, 1:]).all() and np.isfinite(array[:, np.tril_indices(10)[0], np.tril_indices(10)[1]]).all()
+    assert out["log_z"].shape == (3, 10)
+    # Query 0 sees key 0 only: log Z is its own score (mean over sequences)
+    np.testing.assert_allclose(out["log_z"][:, 0], out["mean_scores"][:, 0, 0], rtol=1e-6)
     control = simulate(Variant(alpha=0.2, causal=False), SMALL, seed=0, progress=False)
     assert np.isfinite(control["mean_scores"]).all()
 

@@ -221,7 +221,7 @@ def rope_twin_evidence(metrics: dict, runs: dict, from_layer: int, min_reliabili
 def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: dict, panel_statistics: dict,
            settings: dict, position_claims: dict) -> dict:
     """Every claim: C1-C5 from the metrics files keyed ``<source>/<run>`` (experiments.claims_settings names
-    the runs), then C6-C8 as the position-claims step decided them; each with the commit that last changed
+    the runs), then C6-C9 as the position-claims step decided them; each with the commit that last changed
     its criterion."""
     claims, twin_runs, llm_runs = settings["claims"], settings["twin_runs"], settings["llm_runs"]
     simulation = {key.split("/", 1)[1]: value for key, value in metrics.items() if key.startswith("simulation/")}
@@ -274,6 +274,10 @@ def summary_lines(claims: dict) -> list[str]:
         lines.append(f"{name}: {'PASS' if claim['passed'] else 'FAIL'}  ({claim['threshold']}; criterion {commit})")
         if name == "C3":
             lines += [f"    {line}" for line in c3_detail_lines(claim)]
+        for control, result in claim.get("controls", {}).items() if name != "C3" else ():
+            if isinstance(result, dict) and "passed" in result:
+                verdict = "FAIL, as it must" if not result["passed"] else "PASS (a control that passes fails the claim)"
+                lines.append(f"    control {control}: {verdict}")
     return lines
 
 

@@ -95,11 +95,12 @@ def validate(config: dict, schema: dict | None = None) -> dict:
     references += [(f"claims.{claim}.controls.no_mask_variants", claims[claim]["controls"]["no_mask_variants"])
                    for claim in ("C2", "C4")]
     references.append(("claims.C3.runs.simulation_variants", claims["C3"]["runs"]["simulation_variants"]))
-    references += [("claims.C6.runs.simulation_variants", claims["C6"]["runs"]["simulation_variants"]),
-                   ("claims.C6.controls.simulation_controls", claims["C6"]["controls"]["simulation_controls"])]
-    c8 = claims["C8"]["recorded"]
-    references += [("claims.C8.recorded.simulation_ntk", c8["simulation_ntk"]),
-                   ("claims.C8.recorded", [c8["simulation_reference"], c8["simulation_window"]])]
+    references += [("claims.C6.runs.simulation_variant", [claims["C6"]["runs"]["simulation_variant"]]),
+                   ("claims.C6.controls.simulation_control", [claims["C6"]["controls"]["simulation_control"]])]
+    c8 = claims["C8"]
+    references += [("claims.C8.controls.simulation_ntk", c8["controls"]["simulation_ntk"]),
+                   ("claims.C8.controls.simulation_reference", [c8["controls"]["simulation_reference"]]),
+                   ("claims.C8.recorded.simulation_window", [c8["recorded"]["simulation_window"]])]
     for key, names in references:
         for name in names:
             if name not in variants:
@@ -211,16 +212,22 @@ def _check_llm_inputs(sets: dict) -> None:
 
 
 def _check_position_claims(config: dict) -> None:
-    """Claims C6-C8 name token sets, model variants and a model with sliding-window layers."""
-    c7, c8 = (claim_arguments(config, name) for name in ("C7", "C8"))
+    """Claims C6-C9 name token sets, model variants, the model that decides C7 and the models of C8b."""
+    c7, c8, c9 = (claim_arguments(config, name) for name in ("C7", "C8", "C9"))
     llm = config["llm"]
-    if c7["inputs"] not in llm["inputs"]:
-        raise ConfigError(f"Config error: 'claims.C7.runs.inputs' is {c7['inputs']!r}, which is not a token set of llm.inputs.")
+    for key, name in (("claims.C7.runs.inputs", c7["inputs"]), ("claims.C8.runs.inputs", c8["inputs"]),
+                      ("claims.C8.runs.window_inputs", c8["window_inputs"]), ("claims.C9.runs.inputs", c9["inputs"])):
+        if name not in llm["inputs"]:
+            raise ConfigError(f"Config error: '{key}' is {name!r}, which is not a token set of llm.inputs.")
+    if c7["decided_by"] not in llm["models"]:
+        raise ConfigError(f"Config error: 'claims.C7.runs.decided_by' is {c7['decided_by']!r}, which is not one of "
+                          f"llm.models ({', '.join(llm['models'])}).")
     for key, names in (("claims.C7", [c7["replacement"], *c7["control_replacements"], *c7["recorded_replacements"]]),
                        ("claims.C8.runs.ntk_variants", c8["ntk_variants"])):
         for name in names:
             if name not in llm["variants"]:
                 raise ConfigError(f"Config error: '{key}' names {name!r}, which is not a variant of llm.variants "
                                   f"({', '.join(llm['variants']) or 'none'}).")
-    if c8["sliding_model"] not in config["pretrained"]:
-        raise ConfigError(f"Config error: 'claims.C8.runs.sliding_model' is {c8['sliding_model']!r}, which is not under pretrained.")
+    for key in ("sliding_model", "no_window_model"):
+        if c8[key] not in config["pretrained"]:
+            raise ConfigError(f"Config error: 'claims.C8: {key}' is {c8[key]!r}, which is not under pretrained.")

@@ -103,6 +103,7 @@ class TokenSet:
     # bos: every sequence starts with the token the tokenizer names BOS, even if it adds none by itself
     # (SmolLM2 <|im_start|>, Qwen2.5 <|endoftext|>); null: BOS only where the tokenizer adds one
     first_token: str | None = None
+    per_head: bool = False  # also record log Z and the attention to key 0 per head and query (claims C6-C9)
 
 
 @dataclass(frozen=True)
@@ -113,16 +114,18 @@ class ModelVariant:
     """
 
     models: list[str] | None = None  # the models of llm.models it is made of (default: every one)
-    # {position: p, with: mean | token | identity}: the input embedding at position p replaced before
-    # the forward pass, by the mean token embedding, the embedding of " the", or itself (a control)
+    # {position: p, with: mean | token | random | zero | identity, seed: k}: the input embedding at position
+    # p replaced before the forward pass, by the mean token embedding, the embedding of " the", that of a
+    # token drawn with seed k, zeros, or itself (a control)
     replace_embedding: dict | None = None
     ntk_factor: float = 1.0  # NTK-aware scaling at inference: the RoPE base raised by factor^(d / (d - 2))
 
 
 def scored_llms(config: dict) -> list[str]:
-    """The pretrained models that get token sets and score runs: llm.models, and the model claim C8b
-    reads for its sliding-window layers."""
-    return list(dict.fromkeys([*config["llm"]["models"], config["claims"]["C8"]["runs"]["sliding_model"]]))
+    """The pretrained models that get token sets and score runs: llm.models, and the models claim C8b
+    reads (one with sliding-window layers, and its control without)."""
+    c8 = claim_arguments(config, "C8")
+    return list(dict.fromkeys([*config["llm"]["models"], c8["sliding_model"], c8["no_window_model"]]))
 
 
 def llm_variant_names(config: dict) -> list[str]:
@@ -202,7 +205,8 @@ def score_settings(config: dict, model: str, inputs: str, mask: str) -> dict:
     llm, base = config["llm"], base_model(model)
     variant = llm["variants"][model.split(".", 1)[1]] if model != base else {}
     return {**common, "kind": "llm", "source": llm_source(config, base), "provenance": llm_provenance(config, base),
-            "layers": llm["inputs"][inputs]["layers"], "batch_size": llm["batch_size"], "device": llm["device"],
+            "layers": llm["inputs"][inputs]["layers"], "per_head": llm["inputs"][inputs].get("per_head", False),
+            "batch_size": llm["batch_size"], "device": llm["device"],
             "intervention": {key: variant.get(key) for key in ("replace_embedding", "ntk_factor")} if variant else None}
 
 
@@ -296,40 +300,50 @@ def simulation_claim_variants(config: dict) -> list[str]:
 
 
 def position_runs(config: dict) -> dict:
-    """The runs claims C6-C8 read (where absolute position comes from), each as ``<source>/<run>``."""
+    """The runs claims C6-C9 read (where absolute position comes from), each as ``<source>/<run>``."""
     models = config["llm"]["models"]
-    c6, c7, c8 = (claim_arguments(config, name) for name in ("C6", "C7", "C8"))
+    c6, c7, c8, c9 = (claim_arguments(config, name) for name in POSITION_CLAIMS)
     first = run_name(c7["inputs"], "causal")
-    variants = [c7["replacement"], *c7["control_replacements"], *c7["recorded_replacements"]]
+    replacements = [c7["replacement"], *c7["control_replacements"], *c7["recorded_replacements"]]
     scaled = {name: spec["ntk_factor"] for name, spec in config["llm"]["variants"].items() if name in c8["ntk_variants"]}
     ntk_models = [m for m in models if all(m in (config["llm"]["variants"][v]["models"] or models) for v in scaled)]
+    ntk_first = run_name(c8["inputs"], "causal")
     simulation = config["simulation"]["variants"]
     return {
-        "C6": {model: {"causal": f"{model}/{c6['iid']}", "noncausal": f"{model}/{c6['iid_no_mask']}"} for model in models},
-        "C7": {model: {"original": f"{model}/{first}", **{v: f"{model}.{v}/{first}" for v in variants}} for model in models},
+        "C6": {model: {"probe": f"{model}/{c6['probe']}", "no_mask": f"{model}/{c6['no_mask_probe']}"} for model in models},
+        "C6_simulation": {"probe": f"{SIMULATION}/{c6['simulation_variant']}",
+                          "no_mask": f"{SIMULATION}/{c6['simulation_control']}"},
+        "C7": {model: {"original": f"{model}/{first}",
+                       **{v: f"{model}.{v}/{first}" for v in replacements if f"{model}.{v}" in model_variants(config, model)}}
+               for model in models},
         "identity": {model: {v: (f"{model}/{first}", f"{model}.{v}/{first}") for v in c7["control_replacements"]
                              if config["llm"]["variants"][v]["replace_embedding"]["with"] == "identity"} for model in models},
-        "ntk": {model: {"1": f"{model}/{first}", **{f"{factor:g}": f"{model}.{v}/{first}" for v, factor in scaled.items()}}
+        "ntk": {model: {"1": f"{model}/{ntk_first}", **{f"{factor:g}": f"{model}.{v}/{ntk_first}" for v, factor in scaled.items()}}
                 for model in ntk_models},
         "simulation_ntk": {f"{simulation[v]['ntk_factor']:g}": f"{SIMULATION}/{v}"
                            for v in [c8["simulation_reference"], *c8["simulation_ntk"]]},
-        "sliding": f"{c8['sliding_model']}/text_causal",
+        "window": {role: f"{c8[key]}/{run_name(c8['window_inputs'], 'causal')}"
+                   for role, key in (("sliding", "sliding_model"), ("no_window", "no_window_model"))},
         "simulation_window": {v: f"{SIMULATION}/{v}" for v in [c8["simulation_reference"], c8["simulation_window"]]},
+        "C9": {model: f"{model}/{run_name(c9['inputs'], 'causal')}" for model in models},
     }
 
 
-def closed_system_settings(config: dict, model: str) -> dict:
-    """Position 0's hidden states on the first 32 tokens of 16 sequences of C7's token set."""
+def patching_settings(config: dict, model: str) -> dict:
+    """Claim C9's patches on one model (behind_rope.patching), and the closed-system check of position 0 on
+    the first 32 tokens of the same sequences."""
+    c9 = claim_arguments(config, "C9")
     return {"model": model, "source": llm_source(config, model), "device": config["llm"]["device"],
-            "sequences": 16, "seq_len": 32}
+            "layers": c9["layers"], "control_position_fraction": c9["control_position_fraction"],
+            "closed_system_seq_len": 32}
 
 
-def closed_system_files(config: dict) -> list[str]:
-    return [f"results/position/{model}/closed_system.json" for model in config["llm"]["models"]]
+def patching_files(config: dict) -> list[str]:
+    return [f"results/position/{model}/patching.json" for model in config["llm"]["models"]]
 
 
 PAPER_CLAIMS = ("C1", "C2", "C3", "C4", *C5_CLAIMS)
-POSITION_CLAIMS = ("C6", "C7", "C8")
+POSITION_CLAIMS = ("C6", "C7", "C8", "C9")
 
 
 def claims_settings(config: dict, criterion_commits: dict | None = None) -> dict:
@@ -357,19 +371,22 @@ def position_claims_settings(config: dict) -> dict:
 
 
 def position_claims_metric_files(config: dict) -> list[str]:
-    """Every metrics file claims C6-C8 read, as ``results/metrics/<source>/<run>.json``."""
+    """Every metrics file claims C6-C9 read (signed components with their halves), as
+    ``results/metrics/<source>/<run>.json``."""
     positions = position_runs(config)
-    runs = [run for part in ("C6", "C7", "ntk") for model in positions[part].values() for run in model.values()]
-    runs += [*positions["simulation_ntk"].values(), positions["sliding"], *positions["simulation_window"].values()]
-    c6 = claim_arguments(config, "C6")
-    runs += [f"{SIMULATION}/{name}" for name in (*c6["simulation_variants"], *c6["simulation_controls"])]
+    runs = [run for part in ("C7", "ntk") for model in positions[part].values() for run in model.values()]
+    runs += [*positions["simulation_ntk"].values(), *positions["simulation_window"].values()]
     return [f"results/metrics/{run}.json" for run in dict.fromkeys(runs)]
 
 
 def position_claims_score_files(config: dict) -> list[str]:
-    """The score files whose matrices the claims compare directly (the identity replacement and its original)."""
-    pairs = position_runs(config)["identity"].values()
-    return list(dict.fromkeys(f"results/scores/{run}.npz" for model in pairs for pair in model.values() for run in pair))
+    """The score files whose arrays the claims read directly: per-head log Z and sink (C6, C8b, C9), and
+    the identity replacement with its original (C7's control)."""
+    positions = position_runs(config)
+    runs = [run for model in positions["C6"].values() for run in model.values()]
+    runs += [*positions["C6_simulation"].values(), *positions["window"].values(), *positions["C9"].values()]
+    runs += [run for model in positions["identity"].values() for pair in model.values() for run in pair]
+    return list(dict.fromkeys(f"results/scores/{run}.npz" for run in runs))
 
 
 # --- Raw inputs -------------------------------------------------------------------------------

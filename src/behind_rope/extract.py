@@ -34,15 +34,19 @@ class ScoreRecorder:
     """Float64 running sums of pre-softmax scores per layer: over all sequences, and two halves.
 
     Sequences alternate between half A (even index) and half B (odd index).  Entries that a
-    layer's mask hides are counted out, and come back as NaN.  With ``keep_raw`` it also keeps
-    every per-sequence score tensor (for tests and the small Gram-matrix check only).
+    layer's mask hides are counted out, and come back as NaN.  With ``per_head`` it also sums, per
+    head and query, the log-normaliser log Z (the log-sum-exp of the scores over the keys the query
+    sees) and the attention paid to key 0 (the sink), for the same halves.  With ``keep_raw`` it also
+    keeps every per-sequence score tensor (for tests and the small Gram-matrix check only).
     """
 
-    def __init__(self, layers: Iterable[int], keep_raw: bool = False):
+    def __init__(self, layers: Iterable[int], keep_raw: bool = False, per_head: bool = False):
         self.layers = sorted(set(layers))
         self.keep_raw = keep_raw
+        self.per_head = per_head
         self.sums: dict[int, torch.Tensor] = {}
         self.counts: dict[int, torch.Tensor] = {}
+        self.head_sums: dict[int, dict[str, torch.Tensor]] = {}
         self.raw: dict[int, list[torch.Tensor]] = {layer: [] for layer in self.layers}
         self.first_sequence = 0
         self.sequences = 0
@@ -77,11 +81,25 @@ class ScoreRecorder:
             self.counts[layer] = torch.zeros_like(count_by_half)
         self.sums[layer] += by_half
         self.counts[layer] += count_by_half
+        if self.per_head:
+            self._add_per_head(layer, query, key, scaling, allowed, rows)
         if self.keep_raw:
             scores = torch.matmul(query, key.transpose(2, 3)) * scaling
             self.raw[layer].append(torch.where(allowed[:, None], scores, torch.nan).cpu())
         if layer == self.layers[-1]:
             raise _StopForward
+
+    def _add_per_head(self, layer: int, query, key, scaling: float, allowed, rows) -> None:
+        """Per head and query: log Z over the visible keys, and the attention weight of key 0."""
+        scores = (torch.matmul(query, key.transpose(2, 3)) * scaling).masked_fill_(~allowed[:, None], -torch.inf)
+        log_z = torch.logsumexp(scores, dim=-1)  # (batch, heads, queries)
+        sink = torch.exp(scores[..., 0] - log_z)
+        sums = self.head_sums.setdefault(layer, {})
+        for name, values in (("log_z", log_z), ("sink", sink)):
+            by_half = torch.stack([values[row].sum(0, dtype=torch.float64) for row in rows])
+            sums[name] = sums[name] + by_half if name in sums else by_half
+        counts = torch.tensor([len(range(len(query))[row]) for row in rows], dtype=torch.float64)
+        sums["count"] = sums["count"] + counts if "count" in sums else counts
 
     def result(self) -> dict[str, np.ndarray]:
         """``mean_scores``, ``half_a`` and ``half_b``, each (layers, S, S), NaN where masked."""
@@ -91,12 +109,20 @@ class ScoreRecorder:
         missing = [layer for layer in self.layers if layer not in self.sums]
         if missing:
             raise RuntimeError(f"layers {missing} never reached the score recorder; does the model have them?")
-        return {
+        result = {
             "mean_scores": np.stack([mean(self.sums[layer].sum(0), self.counts[layer].sum(0)) for layer in self.layers]),
             "half_a": np.stack([mean(self.sums[layer][0], self.counts[layer][0]) for layer in self.layers]),
             "half_b": np.stack([mean(self.sums[layer][1], self.counts[layer][1]) for layer in self.layers]),
             "layers": np.asarray(self.layers) + 1,
         }
+        if self.per_head:  # (layers, heads, queries) each, for all sequences and per half
+            for name in ("log_z", "sink"):
+                sums = torch.stack([self.head_sums[layer][name] for layer in self.layers])  # (layers, 2, heads, S)
+                count = torch.stack([self.head_sums[layer]["count"] for layer in self.layers])[:, :, None, None]
+                result[name] = (sums.sum(1) / count.sum(1)).cpu().numpy()
+                result[f"{name}_half_a"] = (sums[:, 0] / count[:, 0]).cpu().numpy()
+                result[f"{name}_half_b"] = (sums[:, 1] / count[:, 1]).cpu().numpy()
+        return result
 
 
 def repeat_kv(states: torch.Tensor, query_heads: int) -> torch.Tensor:
@@ -151,19 +177,28 @@ def recording(recorder: ScoreRecorder):
         _ACTIVE_RECORDER.reset(token)
 
 
-def embedding_replacement(model, position: int, replacement: str, token_id: int | None = None):
+REPLACEMENTS = ("mean", "token", "random", "zero", "identity")
+
+
+def embedding_replacement(model, position: int, replacement: str, token_id: int | None = None, seed: int = 0):
     """A function from token ids to input embeddings with the embedding at ``position`` replaced, before the
-    forward pass: by the mean embedding of the vocabulary, by the embedding of ``token_id``, or by
-    itself (``identity``, a control that must change nothing)."""
+    forward pass: by the mean embedding of the vocabulary, by the embedding of ``token_id``, by that of a
+    token drawn uniformly with ``seed`` (``random``), by zeros, or by itself (``identity``, a control that
+    must change nothing)."""
     embed = model.get_input_embeddings()  # Gemma's scales its output: its replacement is scaled the same way
     device = embed.weight.device
+    if replacement == "random":
+        replacement, token_id = "token", int(torch.randint(embed.weight.shape[0], (1,),
+                                                            generator=torch.Generator().manual_seed(seed)))
     if replacement == "mean":
         ids = torch.arange(embed.weight.shape[0], device=device)
         vector = sum(embed(chunk).double().sum(0) for chunk in ids.split(16384)) / len(ids)
     elif replacement == "token":
         vector = embed(torch.tensor([token_id], device=device))[0]
+    elif replacement == "zero":
+        vector = torch.zeros(embed.weight.shape[1], device=device)
     elif replacement != "identity":
-        raise ValueError(f"unknown embedding replacement {replacement!r}; use mean, token or identity")
+        raise ValueError(f"unknown embedding replacement {replacement!r}; use one of {', '.join(REPLACEMENTS)}")
 
     def inputs_embeds(batch: torch.Tensor) -> torch.Tensor:
         embeds = embed(batch)
@@ -176,15 +211,16 @@ def embedding_replacement(model, position: int, replacement: str, token_id: int 
 
 @torch.no_grad()
 def record_scores(model, batches: Iterable[torch.Tensor], layers: Iterable[int], causal: bool = True,
-                  keep_raw: bool = False, progress=None, inputs_embeds=None) -> ScoreRecorder:
+                  keep_raw: bool = False, progress=None, inputs_embeds=None, per_head: bool = False) -> ScoreRecorder:
     """Run ``model`` over token batches and return the recorder holding the scores of ``layers`` (0-based).
 
     ``inputs_embeds``, a function of a token batch, feeds the model embeddings instead of tokens (an
-    intervention on the input, e.g. :func:`embedding_replacement`).
+    intervention on the input, e.g. :func:`embedding_replacement`); ``per_head`` records log Z and the
+    sink per head too (:class:`ScoreRecorder`).
     """
     model.set_attn_implementation(SCORES if causal else SCORES_NONCAUSAL)
     device = next(model.parameters()).device
-    recorder = ScoreRecorder(layers, keep_raw=keep_raw)
+    recorder = ScoreRecorder(layers, keep_raw=keep_raw, per_head=per_head)
     with recording(recorder):
         for batch in batches:
             batch = batch.to(device)
@@ -238,7 +274,8 @@ def score_run(settings: dict, tokens_path, loaded=None) -> tuple[dict[str, np.nd
         token_id = None
         if replace["with"] == "token":
             token_id = load_tokenizer(settings["source"])(" the", add_special_tokens=False).input_ids[-1]
-        inputs_embeds = embedding_replacement(model, replace["position"], replace["with"], token_id)
+        inputs_embeds = embedding_replacement(model, replace["position"], replace["with"], token_id,
+                                              replace.get("seed", 0))
     config = model.config.get_text_config()
     total = config.num_hidden_layers
     layers = range(total if settings["layers"] == "all" else min(int(settings["layers"]), total))
@@ -251,7 +288,7 @@ def score_run(settings: dict, tokens_path, loaded=None) -> tuple[dict[str, np.nd
     with tqdm(total=len(tokens), desc=f"{settings['model']} ({device.type}, batch {batch_size})", unit="seq",
               mininterval=2.0) as bar:
         recorder = record_scores(model, tokens.split(int(batch_size)), layers, causal=settings["causal"], progress=bar,
-                                 inputs_embeds=inputs_embeds)
+                                 inputs_embeds=inputs_embeds, per_head=settings.get("per_head", False))
     seconds = time.perf_counter() - started
     metadata = {
         "model": settings["model"], "kind": settings["kind"], "inputs": settings["inputs"], "causal": settings["causal"],
@@ -292,18 +329,17 @@ def position0_states(model, input_ids: torch.Tensor) -> np.ndarray:
     return torch.stack([state[:, 0].float() for state in states]).cpu().numpy()
 
 
-def closed_system_check(settings: dict, tokens_path) -> dict:
+def closed_system_check(settings: dict, tokens: torch.Tensor, model) -> dict:
     """Position 0 as a closed system: its hidden states across sequences that share their first token, and
-    across the same sequences with different first tokens (each row's second token moved to the front)."""
-    from behind_rope.llm import load_model, load_tokenizer
+    across the same sequences with different first tokens (each row's second token moved to the front),
+    on the first ``closed_system_seq_len`` tokens of ``tokens``."""
+    from behind_rope.llm import load_tokenizer
     from behind_rope.position import closed_system_gaps
 
-    device, dtype = pick_device(settings["device"])
-    model = load_model(settings["source"], settings["model"], device, dtype)
-    tokens = torch.from_numpy(np.load(tokens_path))[: settings["sequences"], : settings["seq_len"]]
+    tokens = tokens[:, : settings["closed_system_seq_len"]]
     different = tokens.clone()
     different[:, 0] = tokens[:, 1]
     gaps = closed_system_gaps(position0_states(model, tokens), position0_states(model, different))
     first = load_tokenizer(settings["source"]).convert_ids_to_tokens(int(tokens[0, 0]))
-    return {"model": settings["model"], "first_token": first, "sequences": len(tokens), "seq_len": tokens.shape[1],
+    return {"first_token": first, "sequences": len(tokens), "seq_len": tokens.shape[1],
             "distinct_first_tokens_in_control": len(set(different[:, 0].tolist())), **gaps}

@@ -30,6 +30,12 @@ KEY_VALUES = {
     "C5b.measured.models.*.layers.*.spread_ratio": 0.01,
     "C5c.measured.models.*.figure5.*.first_keys_contrast": 0.05,
     "C5d.measured.models.*.figure5.*.start_deficit_visible": 0.02,
+    "C6.measured.simulation.*.layers.*.slope": 0.02,
+    "C7.measured.models.*.replacements.*.ratio": 0.05,
+    "C8a.measured.models.*.factors.*.first_key.fall": 0.05,
+    "C8b.measured.*.depth_correlation": 0.15,
+    "C9.measured.models.*.position0.layers.*.effect": 0.02,
+    "C9.sink_head_counts.*.*": 1,
 }
 
 

@@ -315,6 +315,7 @@ def decomposition_metrics(stack: np.ndarray, measures: Measures) -> list[dict]:
     seq_len = stack.shape[-1]
     start_keys, late_from = measures.start_keys(seq_len), measures.late_from(seq_len)
     early = position.components(parts.residual[:, 0], measures.early_queries(seq_len))
+    early_halves = [position.components(parts.residual[:, half], measures.early_queries(seq_len)) for half in (1, 2)]
     late = position.components(parts.residual[:, 0], measures.late_queries(seq_len))
     visible = [residual_reliability(parts.residual[k, 1], parts.residual[k, 2], measures.block_grid)
                for k in range(len(stack))]
@@ -332,6 +333,7 @@ def decomposition_metrics(stack: np.ndarray, measures: Measures) -> list[dict]:
              "start_deficit_visible": float(visible_deficit[k, 0]),
              "start_deficit_visible_halves": visible_deficit[k, 1:].tolist(), "visible_reliability": visible[k],
              **{f"{name}_early": float(value[k]) for name, value in early.items()},
+             **{f"{name}_early_halves": [float(half[name][k]) for half in early_halves] for name in ("first_key", "mask")},
              **{f"{name}_late": float(value[k]) for name, value in late.items()}}
             for k in range(len(stack))]
 

@@ -61,7 +61,8 @@ def layer_scores(x: torch.Tensor, variant: Variant) -> tuple[torch.Tensor, torch
 
 
 def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool = True) -> dict[str, np.ndarray]:
-    """Mean pre-softmax scores per layer over B sequences, plus the means of the two halves.
+    """Mean pre-softmax scores per layer over B sequences, plus the means of the two halves; and each
+    query's mean log-normaliser log Z (log-sum-exp over the keys it sees), (layers, S), likewise.
 
     B is processed in chunks so memory does not grow with B; each chunk's first half of
     sequences goes to half "a" and its second half to half "b".
@@ -69,6 +70,8 @@ def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool =
     generator = torch.Generator().manual_seed(seed)
     shape = (size.layers, size.seq_len, size.seq_len)
     sums = {"a": torch.zeros(shape, dtype=torch.float64), "b": torch.zeros(shape, dtype=torch.float64)}
+    log_z = {"a": torch.zeros(shape[:2], dtype=torch.float64), "b": torch.zeros(shape[:2], dtype=torch.float64)}
+    hidden = hidden_keys(size.seq_len, variant)
     counts = {"a": 0, "b": 0}
     chunks = range(0, size.batch_size, size.chunk_size)
     for start in tqdm(chunks, desc="simulate", unit="chunk", disable=not progress):
@@ -79,14 +82,19 @@ def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool =
             scores, x = layer_scores(x, variant)
             sums["a"][layer] += scores[:half].sum(0, dtype=torch.float64)
             sums["b"][layer] += scores[half:].sum(0, dtype=torch.float64)
+            logits = scores if hidden is None else scores.masked_fill(torch.from_numpy(hidden), -math.inf)
+            normaliser = torch.logsumexp(logits, dim=-1)
+            log_z["a"][layer] += normaliser[:half].sum(0, dtype=torch.float64)
+            log_z["b"][layer] += normaliser[half:].sum(0, dtype=torch.float64)
         counts["a"] += half
         counts["b"] += n - half
     if min(counts.values()) == 0:
         raise ValueError("batch_size must be at least 2 so that both half-samples are non-empty")
     mean = (sums["a"] + sums["b"]) / (counts["a"] + counts["b"])
     out = {"mean_scores": mean, "half_a": sums["a"] / counts["a"], "half_b": sums["b"] / counts["b"]}
-    hidden = hidden_keys(size.seq_len, variant)
-    return {key: value.numpy() if hidden is None else np.where(hidden, np.nan, value.numpy()) for key, value in out.items()}
+    out = {key: value.numpy() if hidden is None else np.where(hidden, np.nan, value.numpy()) for key, value in out.items()}
+    return out | {"log_z": ((log_z["a"] + log_z["b"]) / (counts["a"] + counts["b"])).numpy(),
+                  "log_z_half_a": (log_z["a"] / counts["a"]).numpy(), "log_z_half_b": (log_z["b"] / counts["b"]).numpy()}
 
 
 def monte_carlo_layer2_error(

@@ -1,13 +1,13 @@
-# Claims C6-C8 (where absolute position comes from) in results/claims/position.json, then every claim
+# Claims C6-C9 (where absolute position comes from) in results/claims/position.json, then every claim
 # in results/claims.json: each decided from the metrics of the runs experiments.claims_settings and
-# experiments.position_claims_settings name, with the criteria of the pre-registration (config/claims.yaml).  The figures of C6-C8
+# experiments.position_claims_settings name, with the criteria of the pre-registration (config/claims.yaml).  The figures of C6-C9
 # read the first file, so a change to C1-C5 leaves them alone.
 
 
 rule position_claims:
     input:
         metrics=experiments.position_claims_metric_files(config),
-        closed_system=experiments.closed_system_files(config),
+        patching=experiments.patching_files(config),
         scores=experiments.position_claims_score_files(config),
     output:
         "results/claims/position.json",
@@ -25,7 +25,7 @@ rule position_claims:
         settings=settings(experiments.position_claims_settings),
     shell:
         "python -m behind_rope position-claims --settings {params.settings:q} --metrics {input.metrics}"
-        " --closed-system {input.closed_system} --scores-root results/scores --output {output} > {log} 2>&1"
+        " --patching {input.patching} --scores-root results/scores --output {output} > {log} 2>&1"
 
 
 rule claims:

@@ -1,15 +1,16 @@
-# Where absolute position comes from (claims C6-C8): is position 0 a closed system?  The other runs
-# these claims read are score runs of model variants (llm.variants, scores.smk) and simulations.
+# Where absolute position comes from (claims C6-C9): claim C9's patches of position 0's residual state
+# and its closed-system check.  The other runs these claims read are score runs with per-head records
+# (llm.inputs: per_head), of model variants (llm.variants, scores.smk) and simulations.
 
 
-rule closed_system:
+rule patching:
     input:
         model=lambda wildcards: experiments.llm_source_files(config, wildcards.llm),
         tokens=lambda wildcards: experiments.tokens_file(
-            wildcards.llm, experiments.claim_arguments(config, "C7")["inputs"]
+            wildcards.llm, experiments.claim_arguments(config, "C9")["inputs"]
         ),
     output:
-        "results/position/{llm}/closed_system.json",
+        "results/position/{llm}/patching.json",
     log:
         "results/logs/position/{llm}.log",
     benchmark:
@@ -22,8 +23,8 @@ rule closed_system:
     resources:
         **job_resources("llm"),
     params:
-        code=step_code("closed-system"),
-        settings=settings(experiments.closed_system_settings, "llm"),
+        code=step_code("patching"),
+        settings=settings(experiments.patching_settings, "llm"),
     shell:
-        "python -m behind_rope closed-system --settings {params.settings:q} --tokens {input.tokens}"
+        "python -m behind_rope patching --settings {params.settings:q} --tokens {input.tokens}"
         " --threads {threads} --output {output} > {log} 2>&1"

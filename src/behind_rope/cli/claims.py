@@ -15,16 +15,25 @@ def _metrics(paths) -> dict:
     return {f"{Path(p).parent.name}/{Path(p).stem}": atomic.read_json(p) for p in paths}
 
 
-@step("position-claims", "decide claims C6-C8 (where absolute position comes from)", SETTINGS, OUTPUT, METRICS,
-      arg("--closed-system", nargs="+", required=True, help="results/position/<model>/closed_system.json files"),
-      arg("--scores-root", required=True, help="the folder of the score files the claims compare directly"))
+@step("position-claims", "decide claims C6-C9 (where absolute position comes from)", SETTINGS, OUTPUT, METRICS,
+      arg("--patching", nargs="+", required=True, help="results/position/<model>/patching.json files"),
+      arg("--scores-root", required=True, help="the folder of the score files the claims read directly"))
 def position_claims(args) -> None:
+    import json
+    from functools import cache
+
     from behind_rope.claims import summary_lines
     from behind_rope.position_claims import decide, score_gap
 
-    closed = {Path(p).parent.name: atomic.read_json(p) for p in args.closed_system}
+    patching = {Path(p).parent.name: atomic.read_json(p) for p in args.patching}
     root = Path(args.scores_root)
-    result = decide(_metrics(args.metrics), args.settings, closed,
+
+    @cache
+    def scores(run):
+        return atomic.read_npz(root / f"{run}.npz")
+
+    result = decide(_metrics(args.metrics), args.settings, patching, scores,
+                    lambda run: json.loads(str(scores(run)["metadata"])),
                     lambda a, b: score_gap(root / f"{a}.npz", root / f"{b}.npz"))
     atomic.write_json(args.output, result)
     print("\n".join(summary_lines(result)))
@@ -34,7 +43,7 @@ def position_claims(args) -> None:
       arg("--derivation", required=True), arg("--monte-carlo", required=True),
       arg("--training", nargs="+", required=True, help="metrics.json of every twin"),
       arg("--gram", nargs="+", required=True, help="results/gram/<twin>.npz of every seed of C3's twin (Figure 3)"),
-      arg("--position-claims", required=True, help="results/claims/position.json (claims C6-C8)"))
+      arg("--position-claims", required=True, help="results/claims/position.json (claims C6-C9)"))
 def claims(args) -> None:
     from behind_rope.claims import decide, summary_lines
     from behind_rope.panels import panel_statistics

@@ -1,0 +1,166 @@
+"""Position 0 as a closed system that sink heads read (claim C9), tested by patching its residual state.
+
+Under the causal mask position 0 attends only to itself, so its state at every layer is a function of
+its own token: a closed system.  The patch replaces, at the input of one layer, the residual state of
+one position by that position's state in another input, and measures how every head's output (the
+attention output before the output projection) changes at the queries after the sequence's middle:
+``sqrt(sum |o' - o|^2 / sum |o|^2)`` over those queries and all sequences, per head.
+
+Three patches per layer:
+
+- ``position0``: position 0's state from another input whose first token differs (the next sequence,
+  its first token dropped);
+- ``position0_same_first``: position 0's state from another input with the same first token (the
+  next sequence as it is).  A closed system makes this the identical state: the noise floor;
+- ``middle``: the state of the middle position from the next sequence, the control.
+
+The change of each head's mean log Z at those queries (the mask's part, as claim C6 measures it) is
+recorded beside it.  Sink heads are chosen by the claims step from the score run's per-head sink.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack, contextmanager
+
+import numpy as np
+import torch
+
+from behind_rope.extract import SCORES, ScoreRecorder, _StopForward, recording
+
+PATCHES = ("position0", "position0_same_first", "middle")
+
+
+def decoder_layers(model) -> torch.nn.ModuleList:
+    return model.base_model.layers
+
+
+@contextmanager
+def _layer_inputs(model, captured: dict):
+    """Keep each decoder layer's input hidden states (batch, S, hidden) in ``captured[layer]``."""
+    def keep(index):
+        def hook(module, args, kwargs):
+            captured[index] = (args[0] if args else kwargs["hidden_states"]).detach().clone()
+        return hook
+
+    handles = [layer.register_forward_pre_hook(keep(i), with_kwargs=True) for i, layer in enumerate(decoder_layers(model))]
+    try:
+        yield captured
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+@contextmanager
+def _head_outputs(model, captured: dict):
+    """Keep each layer's attention output before the output projection, (batch, S, heads x head_dim)."""
+    def keep(index):
+        def hook(module, args):
+            captured[index] = args[0].detach().float()
+        return hook
+
+    handles = [layer.self_attn.o_proj.register_forward_pre_hook(keep(i)) for i, layer in enumerate(decoder_layers(model))]
+    try:
+        yield captured
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+@contextmanager
+def _patched(model, layer: int, position: int, state: torch.Tensor):
+    """Replace the residual state at ``position`` by ``state`` (batch, hidden) at the input of ``layer``."""
+    def hook(module, args, kwargs):
+        hidden = (args[0] if args else kwargs["hidden_states"]).clone()
+        hidden[:, position] = state.to(hidden.dtype)
+        if args:
+            return (hidden, *args[1:]), kwargs
+        return args, {**kwargs, "hidden_states": hidden}
+
+    handle = decoder_layers(model)[layer].register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+@torch.no_grad()
+def _forward(model, tokens: torch.Tensor, last_layer: int, patch=None):
+    """One pass up to ``last_layer`` (0-based): the layer inputs, the head outputs and the per-head log Z."""
+    inputs, outputs = {}, {}
+    layers = decoder_layers(model)
+    # The recorder stops the pass in the attention of the layer after the last one needed, so the last
+    # layer's output projection still runs.
+    recorder = ScoreRecorder(range(min(last_layer + 2, len(layers))), per_head=True)
+    with ExitStack() as stack:
+        stack.enter_context(_layer_inputs(model, inputs))
+        stack.enter_context(_head_outputs(model, outputs))
+        stack.enter_context(recording(recorder))
+        if patch is not None:
+            stack.enter_context(_patched(model, *patch))
+        try:
+            model.base_model(input_ids=tokens, use_cache=False)
+        except _StopForward:
+            pass
+    log_z = {layer: recorder.head_sums[layer]["log_z"].sum(0) / recorder.head_sums[layer]["count"].sum()
+             for layer in range(last_layer + 1)}
+    return inputs, outputs, log_z
+
+
+def head_change(original: torch.Tensor, patched: torch.Tensor, heads: int, queries: slice) -> np.ndarray:
+    """Per head: sqrt(sum |o' - o|^2 / sum |o|^2) over ``queries`` of (batch, S, heads x head_dim) outputs."""
+    def per_head(values):
+        batch, seq_len, width = values.shape
+        return values[:, queries].reshape(batch, -1, heads, width // heads).double().pow(2).sum(dim=(0, 1, 3))
+
+    return (per_head(patched - original) / per_head(original).clamp(min=1e-30)).sqrt().cpu().numpy()
+
+
+@torch.no_grad()
+def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_position: int) -> dict:
+    """The three patches at the input of each of ``layers`` (1-based), on ``tokens`` (sequences, S).
+
+    Returns, per patch and layer, every head's output change and log Z change at the queries after
+    ``control_position``, with the baseline's per-head log Z there.
+    """
+    model.set_attn_implementation(SCORES)
+    device = next(model.parameters()).device
+    tokens = tokens.to(device)
+    heads = model.config.get_text_config().num_attention_heads
+    last = max(layers) - 1
+    later = slice(control_position + 1, None)
+    _, base_outputs, base_log_z = _forward(model, tokens, last)
+    donor = tokens.roll(1, dims=0)  # the next sequence (the last takes the first)
+    donor_inputs, _, _ = _forward(model, donor, last)
+    other_first_inputs, _, _ = _forward(model, donor[:, 1:], last)  # its first token dropped: another position 0
+    donors = {"position0": (0, other_first_inputs), "position0_same_first": (0, donor_inputs),
+              "middle": (control_position, donor_inputs)}
+    effects = {}
+    for name, (position, states) in donors.items():
+        rows = {}
+        for layer in layers:
+            index = layer - 1
+            _, outputs, log_z = _forward(model, tokens, index, patch=(index, position, states[index][:, position]))
+            rows[str(layer)] = {
+                "head_output_change": head_change(base_outputs[index], outputs[index], heads, later).tolist(),
+                "log_z_change": (log_z[index] - base_log_z[index])[:, later].abs().mean(-1).tolist(),
+            }
+        effects[name] = {"position": position, "layers": rows}
+    return {"patches": effects, "queries_from": control_position + 1, "sequences": len(tokens),
+            "seq_len": tokens.shape[1], "heads": heads}
+
+
+def patching_check(settings: dict, tokens_path) -> dict:
+    """Claim C9's runs on one model: the patches (:func:`patching_effects`) and the closed-system gaps of
+    position 0 (:func:`behind_rope.extract.closed_system_check`), with one model load."""
+    from behind_rope.device import pick_device
+    from behind_rope.extract import closed_system_check
+    from behind_rope.llm import load_model
+
+    device, dtype = pick_device(settings["device"])
+    model = load_model(settings["source"], settings["model"], device, dtype)
+    tokens = torch.from_numpy(np.load(tokens_path))
+    control_position = int(settings["control_position_fraction"] * tokens.shape[1])
+    effects = patching_effects(model, tokens, settings["layers"], control_position)
+    closed = closed_system_check(settings, tokens, model)
+    return {"model": settings["model"], "device": device.type, "dtype": str(dtype).removeprefix("torch."),
+            **effects, "closed_system": closed}
