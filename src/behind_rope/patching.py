@@ -35,35 +35,31 @@ def decoder_layers(model) -> torch.nn.ModuleList:
 
 
 @contextmanager
+def _keeping(modules, captured: dict, read, with_kwargs: bool):
+    """A forward pre-hook on each of ``modules`` that keeps ``read(args, kwargs)`` in ``captured[index]``."""
+    def keep(index):
+        def hook(module, args, kwargs=None):
+            captured[index] = read(args, kwargs or {}).detach().clone()
+        return hook
+
+    handles = [module.register_forward_pre_hook(keep(i), with_kwargs=with_kwargs) for i, module in enumerate(modules)]
+    try:
+        yield captured
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
 def _layer_inputs(model, captured: dict):
     """Keep each decoder layer's input hidden states (batch, S, hidden) in ``captured[layer]``."""
-    def keep(index):
-        def hook(module, args, kwargs):
-            captured[index] = (args[0] if args else kwargs["hidden_states"]).detach().clone()
-        return hook
-
-    handles = [layer.register_forward_pre_hook(keep(i), with_kwargs=True) for i, layer in enumerate(decoder_layers(model))]
-    try:
-        yield captured
-    finally:
-        for handle in handles:
-            handle.remove()
+    return _keeping(decoder_layers(model), captured, lambda args, kwargs: args[0] if args else kwargs["hidden_states"],
+                    with_kwargs=True)
 
 
-@contextmanager
 def _head_outputs(model, captured: dict):
     """Keep each layer's attention output before the output projection, (batch, S, heads x head_dim)."""
-    def keep(index):
-        def hook(module, args):
-            captured[index] = args[0].detach().float()
-        return hook
-
-    handles = [layer.self_attn.o_proj.register_forward_pre_hook(keep(i)) for i, layer in enumerate(decoder_layers(model))]
-    try:
-        yield captured
-    finally:
-        for handle in handles:
-            handle.remove()
+    return _keeping([layer.self_attn.o_proj for layer in decoder_layers(model)], captured,
+                    lambda args, kwargs: args[0].float(), with_kwargs=False)
 
 
 @contextmanager
@@ -131,7 +127,9 @@ def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_pos
     _, base_outputs, base_log_z = _forward(model, tokens, last)
     donor = tokens.roll(1, dims=0)  # the next sequence (the last takes the first)
     donor_inputs, _, _ = _forward(model, donor, last)
-    other_first_inputs, _, _ = _forward(model, donor[:, 1:], last)  # its first token dropped: another position 0
+    # Its first token dropped: another position 0.  Under the mask position 0's state depends on its token
+    # alone, so a one-token pass gives it.
+    other_first_inputs, _, _ = _forward(model, donor[:, 1:2], last)
     donors = {"position0": (0, other_first_inputs), "position0_same_first": (0, donor_inputs),
               "middle": (control_position, donor_inputs)}
     effects = {}
