@@ -109,6 +109,69 @@ def test_generated_phrases_follow_the_verdicts():
     assert paper_llm.ranging([0.03]) == "is 0.03" and paper_llm.ranging([0.1, -0.2]) == r"runs from \ensuremath{-}0.20 to 0.10"
 
 
+def _position_claims(c7_after: float = 1.0, middle: float = 0.01) -> dict:
+    """Claims C6-C9 decided on synthetic inputs (tests/test_position.py's), as results/claims.json holds them:
+    models m (deciding C7) and x, a simulation s, a sliding-window model g and its control."""
+    import numpy as np
+    from test_position import _c6, _c7, _metrics, _patching, _row, _window_run
+
+    from behind_rope.position_claims import claim_c8a, claim_c8b, claim_c9
+
+    metrics = {"m/first": _metrics([_row(first=2.0)] * 4), "m.ntk2/first": _metrics([_row(first=1.0)] * 4),
+               "s/ref": _metrics([_row(first=2.0)] * 4), "s/ntk2": _metrics([_row(first=2.0)] * 4)}
+    windows = {"g/long": _window_run([0.1, 0.2, 0.3, 0.4, 0.5, 1.0], ["sliding_attention"] * 5 + ["full_attention"], 16),
+               "s/long": _window_run([0.3, 0.1, 0.4, 0.2, 0.3, 0.1], ["full_attention"] * 6)}
+    sink = np.zeros((4, 2, 32))
+    sink[:, 0] = 0.9
+    claims = {
+        "C6": _c6(no_mask_slope=0.0),
+        "C7": _c7({"bos_mean": c7_after, "late_mean": 1.9, "bos_identity": 2.0}),
+        "C8a": claim_c8a(metrics, {"m": {"1": "m/first", "2": "m.ntk2/first"}}, {"1": "s/ref", "2": "s/ntk2"},
+                         layers=[2, 3, 4], floor_multiple=2.0),
+        "C8b": claim_c8b(windows.get, lambda run: windows[run]["metadata"], {"sliding": "g/long", "no_window": "s/long"},
+                         {}, min_query=16, min_depth_correlation=0.5, floor_multiple=2.0),
+        "C9": claim_c9({"m/first": {"sink": sink, "layers": np.arange(1, 5)}}.get, {"m": _patching(0.5, middle)},
+                       {"m": "m/first"}, layers=[2, 3, 4], sink_from_query=16, sink_min_attention=0.5,
+                       min_relative_change=0.1, floor_multiple=2.0, min_layers=2, max_closed_system_gap=1e-5),
+    }
+    for claim in claims["C7"]["measured"]["models"].values():
+        claim["largest_identity_change"] = {"bos_identity": 0.0}
+    return json.loads(json.dumps(claims, default=float))  # as the claims file stores them
+
+
+def test_the_position_sentences_follow_the_verdicts():
+    from behind_rope import paper_position
+    from behind_rope.config import load
+    from behind_rope.experiments import claim_arguments
+
+    config = load()
+    settings = {"claims": {name: claim_arguments(config, name) for name in ("C6", "C7", "C8", "C9")},
+                "llm": {"variants": config["llm"]["variants"]}}
+    claims = _position_claims()
+    values = paper_position.position_values(claims, settings)
+    assert all(claims[name]["passed"] for name in claims)
+    assert {values[f"{name}.stance"] for name in ("c6", "c7", "c8a", "c8b", "c9")} == {"supported"}
+    assert values["c7.removed"] == r"50\,\%" and values["c7.reading"] == r"40\,\%" and values["c7.ratio"] == "0.50"
+    assert values["position.stances"].startswith("Our models support the reading's statements that the causal mask")
+    assert "contradict" not in values["position.stances"]
+
+    claims = _position_claims(c7_after=-1.0, middle=0.5)  # the replacement flips the sign; the middle patch reads too
+    values = paper_position.position_values(claims, settings)
+    assert not claims["C7"]["passed"] and not claims["C9"]["passed"]
+    assert values["c7.stance"] == "contradicted" and "sign around" in values["c7.stance_reason"]
+    assert values["c7.removed"] == "nothing (the component changes sign)" and values["c7.sign_flipped"] == r"\texttt{m}"
+    assert values["c9.stance"] == "undecided" and values["c9.middle_passing"] == r"\texttt{m}"
+    assert r"They contradict the statement that replacing the BOS embedding cuts" in values["position.stances"]
+    assert r"cannot decide the statement that position~0 evolves" in values["position.stances"]
+
+    table = paper_position.position_table(claims, settings)
+    columns = re.search(r"\\begin\{tabular\}\{@\{\}(\w+)@\{\}\}", table)[1]
+    rows = [line for line in table.splitlines() if line.endswith(r"\\") and "multicolumn" not in line]
+    assert [row.split(" & ")[0] for row in rows] == ["model", r"\texttt{m}", r"\texttt{x}", "RoPE simulation"]
+    assert all(row.count("&") == len(columns) - 1 for row in rows)
+    assert r"\texttt{x} &  &  &  & 1.00 & 0\,\% & exploratory" in table  # C7's other model: exploratory
+
+
 def test_the_claims_table_names_each_section_and_criterion_commit():
     assert paper.section_short("4.2, Analysis of a Trained Model Without Positional Encoding; abstract") == "4.2, abstract"
     assert paper.section_short("none: our own question. The paper states the direction only for (5.1)") == (

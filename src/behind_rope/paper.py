@@ -5,7 +5,7 @@
 statistics and the config) defines every key, the phrases whose meaning depends on a verdict
 ("passes", "fail it") included.  An undefined key stops the LaTeX build, so a renamed value cannot
 silently vanish from the text.  The build itself is in :mod:`behind_rope.latex`; claim C3's values
-and tables are in :mod:`behind_rope.paper_c3`, C5's in :mod:`behind_rope.paper_llm`, C6-C8's in
+and tables are in :mod:`behind_rope.paper_c3`, C5's in :mod:`behind_rope.paper_llm`, C6-C9's in
 :mod:`behind_rope.paper_position`.
 """
 
@@ -202,13 +202,21 @@ def claims_rows(claims: dict, values: dict[str, str], entries: dict) -> list[tup
                f"{values['c5b.ratio_span']} (Table~\\ref{{tab:c5b}})",
         "C5c": f"{values['c5c.models_passed']} of {values['c5c.models_total']} models pass (Table~\\ref{{tab:c5c}})",
         "C5d": f"{values['c5d.models_passed']} of {values['c5d.models_total']} models pass (Table~\\ref{{tab:c5d}})",
-        "C6": f"passes for {values['c6.models_passed']}; fails for {values['c6.models_failed']}",
-        "C7": f"the mean-embedding swap removes {values['c7.removed']} "
-              f"(Table~\\ref{{tab:position}}); identity swap: largest change {values['c7.identity_gap']}",
-        "C8a": f"passes for {values['c8a.models_passed']}; NTK-scaled: {values['c8.ntk_models']} "
-               f"(Table~\\ref{{tab:position}})",
-        "C8b": f"rank correlation with depth over the sliding-window layers of {values['c8b.model']}: "
-               f"{values['c8b.correlation']}",
+        "C6": f"heads carrying the mask's growth of $\\log Z$ in layers {values['c6.layers']}: "
+              f"{values['c6.heads_carrying']} of {values['c6.heads']}; passes for {values['c6.models_passed']}, "
+              f"fails for {values['c6.models_failed']}; no-mask runs passing: {values['c6.no_mask_passing']} "
+              f"(Table~\\ref{{tab:position}})",
+        "C7": f"on {values['c7.decided_by']} (decides): $\\bar R'/\\bar R = {values['c7.ratio']}$, it removes "
+              f"{values['c7.removed']}; the reading: about {values['c7.reading']}; {values['c7.controls_outcome']}; identity replacement: "
+              f"largest change {values['c7.identity_gap']} (Table~\\ref{{tab:position}})",
+        "C8a": f"$|\\bar R|$ falls beyond the noise for {values['c8a.suppressed']} factors; the simulation (control) at "
+               f"{values['c8a.simulation_suppressed']} (Table~\\ref{{tab:position}})",
+        "C8b": f"rank correlation of the slope with depth over the {values['c8b.checked']} sliding-window layers of "
+               f"{values['c8b.model']}: {values['c8b.correlation']}, {values['c8b.above']} of them above the floor; "
+               f"{values['c8b.control_model']} (control): {values['c8b.control_correlation']}",
+        "C9": f"sink heads in layers {values['c9.layers']}: {values['c9.sink_heads']}; position-0 patch "
+              f"{values['c9.effect']}, middle {values['c9.middle_effect']}; passes for {values['c9.models_passed']}, "
+              f"fails for {values['c9.models_failed']} (Table~\\ref{{tab:position}})",
     }
     rows = []
     for name, claim in claims.items():
@@ -377,7 +385,7 @@ def write_paper_inputs(claims: dict, training: dict, data_stats: dict, settings:
         "c5c_table.tex": paper_llm.c5c_table(claims),
         "c5d_table.tex": paper_llm.c5d_table(claims),
         "decomposition_table.tex": paper_llm.decomposition_table(claims),
-        "position_table.tex": paper_position.position_table(claims),
+        "position_table.tex": paper_position.position_table(claims, settings),
         "provenance.tex": provenance_table(settings, commit),
         "preregistration.tex": preregistration_tex(entries, settings["measures"]),
         "criteria_history.tex": history,

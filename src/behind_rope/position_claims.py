@@ -202,7 +202,7 @@ def ntk_suppression(by_factor: dict, floor_multiple: float) -> dict:
             fall = abs(before["mean"]) - abs(after["mean"])
             row[name] = {"value": after["mean"], "halves": after["halves"], "fall": fall, "floor": noise,
                          "suppressed": bool(fall > floor_multiple * noise),
-                         "sign_flipped": bool(np.sign(before["mean"]) != np.sign(after["mean"]))}
+                         "sign_flipped": bool(before["mean"] * after["mean"] < 0)}  # False when either is NaN
         factors[factor] = row
     return {"passed": bool(factors) and all(row["first_key"]["suppressed"] for row in factors.values()),
             "base": base, "factors": factors}

@@ -8,15 +8,20 @@
 # ---
 
 # %% [markdown]
-# # BOS replacement against its controls (claim C7)
+# # BOS replacement, signed, against its controls (claim C7)
 #
-# For each model, the first-key (residual-stream) component at early queries, |R|, by layer, for the
-# original run and for the position-0 embedding replaced before the forward pass: by the mean token
-# embedding (the claim), by the embedding of " the", at position 5 instead (control), and by itself
-# (control: must change nothing).  Read from `results/claims/position.json` (C7), which also gives the
-# fraction each removes over the checked layers (in the legend).
+# For each model (the deciding model first, the others exploratory), the signed ratio R'/R of the
+# first-key (residual-stream) component at early queries (mean over the checked layers) after and before
+# the position-0 embedding is replaced before the forward pass, one point per replacement with a bar over
+# the ratios of its two halves; the random replacements that differ only in their seed are drawn together
+# as one band (their range) with a point per seed.  Filled: the replacement removes the component by the
+# claim's rule; hollow: it does not.  Lines: 1 (nothing removed), 1 minus the reading's fraction (what the
+# reading reports) and 0 (below it the sign flipped, never a removal).  Read from
+# `results/claims/position.json` (C7).
 
 # %%
+from matplotlib.lines import Line2D
+
 from behind_rope.atomic import read_json
 from behind_rope.plotting import plt, save, standalone, style_panel, value
 
@@ -24,15 +29,39 @@ from behind_rope.plotting import plt, save, standalone, style_panel, value
 snakemake = globals().get("snakemake") or standalone("figS_bos_replacement")
 
 # %%
-c7 = read_json(snakemake.input[0])["C7"]["measured"]["models"]
-fig, axes = plt.subplots(1, len(c7), figsize=(4.2 * len(c7), 3.2), squeeze=False)
-for ax, (model, result) in zip(axes[0], c7.items(), strict=True):
-    for name, rows in result["layers"].items():
-        layers = [int(layer) for layer in rows]
-        removed = result["fraction_removed"].get(name)
-        label = f"{name} (removes {value(removed):.0%})" if name != "original" else name
-        ax.plot(layers, [value(row["first_key_early"], abs) for row in rows.values()], "o-", lw=1, markersize=3,
-                label=label)
-    style_panel(ax, f"{model}: first-key component, early queries", "layer", "|R| (logits)")
+c7 = read_json(snakemake.input[0])["C7"]
+measured, controls = c7["measured"], set(c7.get("controls", {}))
+reading = value(measured["reading_fraction"])
+models = sorted(measured["models"].items(), key=lambda item: item[1]["role"] != "decides")
+widest = max(len(result["bands"]) for _, result in models)
+fig, axes = plt.subplots(1, len(models), figsize=(max(3.6, 0.45 * widest + 1.2) * len(models), 3.3), squeeze=False)
+for ax, (model, result) in zip(axes[0], models, strict=True):
+    replacements = result["replacements"]
+    groups = list(result["bands"].items())
+    for x, (_group, band) in enumerate(groups):
+        members = band["members"]
+        if len(members) > 1:
+            low, high = (value(r) for r in band["ratio_band"])
+            ax.fill_between([x - 0.3, x + 0.3], low, high, color="C0", alpha=0.2, lw=0)
+        for k, name in enumerate(members):
+            effect = replacements[name]
+            dx = 0.4 * (k / (len(members) - 1) - 0.5) if len(members) > 1 else 0.0
+            ratio, halves = value(effect["ratio"]), [value(h) for h in effect["ratio_halves"]]
+            ax.vlines(x + dx, min(halves + [ratio]), max(halves + [ratio]), color="C0", lw=1)
+            ax.plot(x + dx, ratio, "o", color="C0", mfc="C0" if effect["removes"] else "white",
+                    markersize=4 if len(members) > 1 else 5, zorder=3)
+    ax.axhline(1, color="black", lw=0.8)
+    ax.axhline(1 - reading, color="C2", lw=0.8, ls="--")
+    ax.axhline(0, color="C3", lw=0.8, ls=":")
+    labels = [f"{group}* ({len(band['members'])} seeds)" if len(band["members"]) > 1
+              else group + (" (control)" if group in controls else "") for group, band in groups]
+    ax.set_xticks(range(len(groups)), labels, rotation=45, ha="right")
+    style_panel(ax, f"{model}: {result['role']}", "", "signed ratio R'/R", legend=False)
+handles = [Line2D([], [], color="C0", marker="o", lw=1, markersize=4, label="removes (bar: halves)"),
+           Line2D([], [], color="C0", marker="o", mfc="white", lw=1, markersize=4, label="does not remove"),
+           Line2D([], [], color="black", lw=0.8, label="1: nothing removed"),
+           Line2D([], [], color="C2", lw=0.8, ls="--", label=f"the reading: {reading:.0%} removed"),
+           Line2D([], [], color="C3", lw=0.8, ls=":", label="0: below, the sign flipped")]
+axes[0, -1].legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1))
 fig.tight_layout()
 save(fig, snakemake.output, snakemake.log)

@@ -10,37 +10,50 @@
 # %% [markdown]
 # # The two components against the NTK factor (claim C8a)
 #
-# For each model scaled at inference, and for the parameter-free RoPE simulation, the first-key
-# (residual-stream) component |R| and the mask component M at early queries, and the
-# residual-stream share R²/(R² + M²), by layer, against the NTK factor s (the RoPE base raised by
-# s^(d/(d−2)); s = 1 is the trained base).  Read from `results/claims/position.json` (C8a).
+# For each model scaled at inference, and for the parameter-free RoPE simulation (the control), the
+# signed first-key (residual-stream) component R and the mask component M at early queries (means over
+# the checked layers) against the NTK factor s (s = 1 is the trained base).  At each other factor the bars
+# are +-2 noise floors (the larger split-half difference of the two runs compared); R is filled where the
+# claim's rule finds it suppressed, hollow where not.  Read from `results/claims/position.json` (C8a).
 
 # %%
+from matplotlib.lines import Line2D
+
 from behind_rope.atomic import read_json
-from behind_rope.plotting import plt, save, standalone, value
+from behind_rope.plotting import plt, save, standalone, style_panel, value
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_ntk_components")
 
 # %%
+FLOORS = 2  # error bars: +- this many noise floors
 c8a = read_json(snakemake.input[0])["C8a"]["measured"]
-rows = {model: result["layers"] for model, result in c8a["models"].items()}
-rows["simulation"] = {factor: run["layers"] for factor, run in c8a["simulation"].items()}
-QUANTITIES = [("first_key_early", "|R|, first key", abs), ("mask_early", "M, mask", float),
-              ("residual_stream_share_early", "residual-stream share", float)]
-fig, axes = plt.subplots(len(rows), len(QUANTITIES), figsize=(10, 2.6 * len(rows)), squeeze=False)
-for r, (name, by_factor) in enumerate(rows.items()):
-    factors = sorted(by_factor, key=float)
-    layers = sorted({layer for factor in factors for layer in by_factor[factor]}, key=int)
-    for c, (key, label, transform) in enumerate(QUANTITIES):
-        ax = axes[r, c]
-        for layer in layers:
-            ax.plot([float(f) for f in factors], [value(by_factor[f][layer][key], transform) for f in factors], "o-", lw=1,
-                    markersize=3, label=f"layer {layer}")
-        ax.set_xscale("log", base=2)
-        ax.set_title(f"{name}: {label}", fontsize=8)
-        ax.set_xlabel("NTK factor s", fontsize=8)
-        ax.tick_params(labelsize=7)
-axes[0, 0].legend(fontsize=6)
+panels = {f"{model}: {'passes' if result['passed'] else 'fails'}": result for model, result in c8a["models"].items()}
+panels[f"simulation (control): {'passes' if c8a['simulation']['passed'] else 'fails'}"] = c8a["simulation"]
+COMPONENTS = [("first_key", "R, first key", "C0", "o"), ("mask", "M, mask", "C1", "s")]
+fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.0), squeeze=False)
+for ax, (title, result) in zip(axes[0], panels.items(), strict=True):
+    factors = sorted(result["factors"], key=float)
+    xs = [1.0] + [float(f) for f in factors]
+    for k, (name, _label, colour, marker) in enumerate(COMPONENTS):
+        shift = 1.04 if k else 1 / 1.04  # the two components side by side
+        ys = [value(result["base"][name]["mean"])] + [value(result["factors"][f][name]["value"]) for f in factors]
+        errors = [0.0] + [FLOORS * value(result["factors"][f][name]["floor"]) for f in factors]
+        ax.errorbar([x * shift for x in xs], ys, yerr=errors, color=colour, marker=marker, lw=1, markersize=4,
+                    elinewidth=0.8, capsize=2, mfc="white")
+        suppressed = [x * shift for x, f in zip(xs[1:], factors, strict=True) if result["factors"][f][name]["suppressed"]]
+        ax.plot(suppressed, [y for y, f in zip(ys[1:], factors, strict=True) if result["factors"][f][name]["suppressed"]],
+                marker, color=colour, markersize=4, lw=0, zorder=4)
+        ax.plot(xs[0] * shift, ys[0], marker, color=colour, markersize=4, lw=0, zorder=4)  # the trained base: reference
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [f"{x:g}" for x in xs])
+    ax.minorticks_off()
+    style_panel(ax, title, "NTK factor s", "component at early queries (logits)" if ax is axes[0, 0] else "",
+                legend=False)
+handles = [Line2D([], [], color=colour, marker=marker, lw=1, markersize=4, label=label)
+           for _, label, colour, marker in COMPONENTS]
+handles.append(Line2D([], [], color="black", marker="o", mfc="white", lw=0, markersize=4, label="not suppressed"))
+axes[0, -1].legend(handles=handles, fontsize=6)
 fig.tight_layout()
 save(fig, snakemake.output, snakemake.log)

@@ -8,38 +8,46 @@
 # ---
 
 # %% [markdown]
-# # The two components by depth, sliding-window and global layers (claim C8b)
+# # Log-Z growth by depth where the window binds (claim C8b)
 #
-# Left: the residual-stream share at early queries of every layer of the model with sliding-window
-# layers (on text), its sliding-window and global layers apart, with their rank correlation with
-# depth.  Middle: its first-key component |R| and mask component M.  Right: the same share by layer
-# in the parameter-free RoPE simulation, with a sliding window and with the full causal mask.  Read
-# from `results/claims/position.json` (C8b).
+# For the model with sliding-window layers and for the model without a window (the control), the mean
+# |log-Z slope| over heads by layer, at queries i >= min_query (beyond the window); sliding-window and
+# global layers have different markers, and the shaded band reaches 2 noise floors (the mean split-half
+# |b_A - b_B| over heads).  The legend gives the rank correlation with depth over the checked layers
+# (the sliding-window layers, or every layer of a model without a window).  Read from
+# `results/claims/position.json` (C8b).
 
 # %%
+from matplotlib.ticker import MaxNLocator
+
 from behind_rope.atomic import read_json
-from behind_rope.plotting import plt, save, standalone, value
+from behind_rope.plotting import plt, save, standalone, style_panel, value
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_window_depth")
 
 # %%
+FLOORS = 2  # the shaded band: up to this many noise floors
 c8b = read_json(snakemake.input[0])["C8b"]["measured"]
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.3))
-for kind, rows in c8b["by_layer_type"].items():
-    label = f"{kind} (ρ = {value(rows['depth_correlation']):.2f})"
-    axes[0].plot(rows["layers"], [value(v) for v in rows["residual_stream_share_early"]], "o-", lw=1, markersize=3,
-                 label=label)
-    axes[1].plot(rows["layers"], [value(v, abs) for v in rows["first_key_early"]], "o-", lw=1, markersize=3,
-                 label=f"|R|, {kind}")
-    axes[1].plot(rows["layers"], [value(v) for v in rows["mask_early"]], "s--", lw=1, markersize=3, label=f"M, {kind}")
-for name, shares in c8b["simulation_by_layer"].items():
-    axes[2].plot(range(1, len(shares) + 1), [value(v) for v in shares], "o-", lw=1, markersize=3, label=name)
-titles = [f"{c8b['model']}: residual-stream share", f"{c8b['model']}: components", "simulation: residual-stream share"]
-for ax, title in zip(axes, titles, strict=True):
-    ax.set_title(title, fontsize=9)
-    ax.set_xlabel("layer", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=6)
+TYPES = {"sliding_attention": ("sliding-window layer", "o", "C0"), "full_attention": ("global layer", "s", "C1")}
+checks = [c8b["sliding"], c8b["no_window"]]  # the model with sliding-window layers, then the control
+fig, axes = plt.subplots(1, len(checks), figsize=(3.8 * len(checks), 3.1), squeeze=False)
+for ax, check in zip(axes[0], checks, strict=True):
+    rows = check["layers"]
+    layers = sorted(rows, key=int)
+    ax.fill_between([int(layer) for layer in layers], 0, [FLOORS * value(rows[layer]["floor"]) for layer in layers],
+                    color="grey", alpha=0.3, lw=0, label=f"{FLOORS} × floor")
+    ax.plot([int(layer) for layer in layers], [value(rows[layer]["value"]) for layer in layers], color="grey", lw=0.6)
+    for kind, (label, marker, colour) in TYPES.items():
+        chosen = [layer for layer in layers if rows[layer]["type"] == kind]
+        if chosen:
+            rho = f", ρ = {value(check['depth_correlation']):.2f}" if [int(x) for x in chosen] == check["checked_layers"] else ""
+            ax.plot([int(layer) for layer in chosen], [value(rows[layer]["value"]) for layer in chosen], marker, lw=0,
+                    color=colour, markersize=4, label=f"{label}s ({len(chosen)}){rho}")
+    window = f"window {check['window']}" if check["window"] is not None else "no window"
+    style_panel(ax, f"{check['model']} ({window}): {'passes' if check['passed'] else 'fails'}", "layer",
+                f"mean |log-Z slope|, queries ≥ {check['min_query']}")
+    ax.set_ylim(bottom=0)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 fig.tight_layout()
 save(fig, snakemake.output, snakemake.log)

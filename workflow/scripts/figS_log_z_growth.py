@@ -1,0 +1,80 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # Per-head growth of log Z with the mask and without it (claim C6)
+#
+# For each model, one panel: for every checked layer, every head's slope b of its mean log-normaliser
+# log Z(i) against log(i + 1) over queries i >= min_query, with the causal mask (filled) and without it
+# (hollow, the control), each with its split-half noise floor as a bar.  The parameter-free causal RoPE
+# simulation's slope b_sim per layer is a black bar (its run without the mask a hollow black diamond),
+# and the claim's threshold, min_slope_ratio x b_sim, a dashed bar.  The ratio is read from the claim's
+# threshold text; without it only b_sim is drawn.  Read from `results/claims/position.json` (C6).
+
+# %%
+import re
+
+import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FormatStrFormatter, MaxNLocator, NullLocator
+
+from behind_rope.atomic import read_json
+from behind_rope.plotting import plt, save, standalone, style_panel, value
+
+# Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
+snakemake = globals().get("snakemake") or standalone("figS_log_z_growth")
+
+# %%
+c6 = read_json(snakemake.input[0])["C6"]
+measured, simulation = c6["measured"], c6["measured"]["simulation"]
+found = re.search(r">= ([0-9.eE+-]+) x the simulation's", c6.get("threshold", ""))
+ratio = float(found.group(1)) if found else None  # min_slope_ratio, from the threshold the claim was decided with
+SYMLOG_TICKS = [-50, -20, -10, -5, -2, -1, 0, 0.5, 1, 2, 5, 10, 20, 50]
+RUNS = [("probe", "C0", "o", "full", -0.17), ("no_mask", "C1", "o", "none", 0.17)]  # key, colour, marker, fill, offset
+
+fig, axes = plt.subplots(1, len(measured["models"]), figsize=(3.6 * len(measured["models"]), 3.3), squeeze=False)
+for ax, (model, result) in zip(axes[0], measured["models"].items(), strict=True):
+    layers = [int(layer) for layer in result["probe"]["layers"]]
+    for key, colour, marker, fill, offset in RUNS:
+        for layer in layers:
+            row = result[key]["layers"][str(layer)]
+            slopes = np.array([value(s) for s in row["slopes"]])
+            spread = np.linspace(-0.07, 0.07, len(slopes)) if len(slopes) > 1 else np.zeros(1)
+            ax.errorbar(layer + offset + spread, slopes, yerr=[value(f) for f in row["floors"]], fmt=marker,
+                        color=colour, mfc=colour if fill == "full" else "none", markersize=3, elinewidth=0.6, lw=0)
+    for layer in layers:
+        b_sim = value(simulation["probe"]["layers"][str(layer)]["slope"])
+        ax.hlines(b_sim, layer - 0.35, layer + 0.35, color="black", lw=1.5)
+        ax.plot(layer, value(simulation["no_mask"]["layers"][str(layer)]["slope"]), "D", color="black", mfc="none",
+                markersize=4)
+        if ratio is not None:
+            ax.hlines(ratio * b_sim, layer - 0.35, layer + 0.35, color="black", lw=1, ls="--")
+    ax.axhline(0, color="grey", lw=0.5)
+    drawn = [abs(value(b)) for key in ("probe", "no_mask") for row in result[key]["layers"].values() for b in row["slopes"]]
+    if max(drawn, default=0) > 3:  # a few heads reach slopes of tens: linear up to 1 only, logarithmic beyond
+        ax.set_yscale("symlog", linthresh=1, linscale=2)
+        low, high = ax.get_ylim()
+        ax.set_yticks([t for t in SYMLOG_TICKS if low <= t <= high])
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_locator(NullLocator())
+    carrying = ", ".join(f"{row['heads_carrying']}/{row['heads']}" for row in result["probe"]["layers"].values())
+    style_panel(ax, f"{model}\nheads carrying: {carrying}", "layer", "log-Z slope b" if ax is axes[0, 0] else "",
+                legend=False)
+    ax.set_xticks(layers)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+handles = [Line2D([], [], color="C0", marker="o", lw=0, markersize=4, label="head, with mask"),
+           Line2D([], [], color="C1", marker="o", mfc="none", lw=0, markersize=4, label="head, without mask"),
+           Line2D([], [], color="black", lw=1.5, label="simulation $b_{sim}$"),
+           Line2D([], [], color="black", marker="D", mfc="none", lw=0, markersize=4, label="simulation, no mask")]
+if ratio is not None:
+    handles.append(Line2D([], [], color="black", lw=1, ls="--", label=f"threshold {ratio:g} × $b_{{sim}}$"))
+fig.legend(handles=handles, fontsize=6, loc="lower center", ncol=len(handles), bbox_to_anchor=(0.5, -0.06))
+fig.suptitle(f"Log-Z slopes at queries ≥ {measured['min_query']}", fontsize=9)
+fig.tight_layout()
+save(fig, snakemake.output, snakemake.log)
