@@ -134,6 +134,10 @@ def test_patching_position_0_from_the_same_first_token_changes_nothing():
     assert changes["position0_same_first"] < 1e-5  # the closed system: the noise floor is float noise
     assert changes["position0"] > 1e-3 and changes["middle"] > 1e-3  # the other patches change something
     assert effects["queries_from"] == 9 and len(effects["patches"]["middle"]["layers"]["2"]["log_z_change"]) == 4
+    in_batches = patching_effects(model, tokens, [2], control_position=8, batch_size=3)  # memory stays flat
+    for name, patch in effects["patches"].items():
+        np.testing.assert_allclose(in_batches["patches"][name]["layers"]["2"]["head_output_change"],
+                                   patch["layers"]["2"]["head_output_change"], rtol=1e-4, atol=1e-6)
 
 
 def test_log_z_slopes_of_known_answer():

@@ -335,7 +335,7 @@ def patching_settings(config: dict, model: str) -> dict:
     c9 = claim_arguments(config, "C9")
     return {"model": model, "source": llm_source(config, model), "device": config["llm"]["device"],
             "layers": c9["layers"], "control_position_fraction": c9["control_position_fraction"],
-            "closed_system_seq_len": 32}
+            "batch_size": config["llm"]["batch_size"], "closed_system_seq_len": 32}
 
 
 def patching_files(config: dict) -> list[str]:

@@ -97,54 +97,63 @@ def _forward(model, tokens: torch.Tensor, last_layer: int, patch=None):
             model.base_model(input_ids=tokens, use_cache=False)
         except _StopForward:
             pass
-    log_z = {layer: recorder.head_sums[layer]["log_z"].sum(0) / recorder.head_sums[layer]["count"].sum()
-             for layer in range(last_layer + 1)}
+    # Per-head log Z summed over the sequences, so batches add up.
+    log_z = {layer: recorder.head_sums[layer]["log_z"].sum(0) for layer in range(last_layer + 1)}
     return inputs, outputs, log_z
 
 
-def head_change(original: torch.Tensor, patched: torch.Tensor, heads: int, queries: slice) -> np.ndarray:
-    """Per head: sqrt(sum |o' - o|^2 / sum |o|^2) over ``queries`` of (batch, S, heads x head_dim) outputs."""
-    def per_head(values):
-        batch, seq_len, width = values.shape
-        return values[:, queries].reshape(batch, -1, heads, width // heads).double().pow(2).sum(dim=(0, 1, 3))
-
-    return (per_head(patched - original) / per_head(original).clamp(min=1e-30)).sqrt().cpu().numpy()
+def squares_per_head(values: torch.Tensor, heads: int, queries: slice) -> torch.Tensor:
+    """Per head, the sum of squares over ``queries`` of (batch, S, heads x head_dim) outputs."""
+    batch, seq_len, width = values.shape
+    return values[:, queries].reshape(batch, -1, heads, width // heads).double().pow(2).sum(dim=(0, 1, 3))
 
 
 @torch.no_grad()
-def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_position: int) -> dict:
-    """The three patches at the input of each of ``layers`` (1-based), on ``tokens`` (sequences, S).
+def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_position: int,
+                     batch_size: int | None = None, progress=None) -> dict:
+    """The three patches at the input of each of ``layers`` (1-based), on ``tokens`` (sequences, S), in batches
+    of ``batch_size`` sequences (memory stays flat); each sequence's donor is the next one (the last takes the
+    first), as the pre-registration (config/claims.yaml, C9) says.
 
     Returns, per patch and layer, every head's output change and log Z change at the queries after
-    ``control_position``, with the baseline's per-head log Z there.
+    ``control_position``.
     """
     model.set_attn_implementation(SCORES)
     device = next(model.parameters()).device
-    tokens = tokens.to(device)
     heads = model.config.get_text_config().num_attention_heads
-    last = max(layers) - 1
+    last, count = max(layers) - 1, len(tokens)
     later = slice(control_position + 1, None)
-    _, base_outputs, base_log_z = _forward(model, tokens, last)
-    donor = tokens.roll(1, dims=0)  # the next sequence (the last takes the first)
-    donor_inputs, _, _ = _forward(model, donor, last)
-    # Its first token dropped: another position 0.  Under the mask position 0's state depends on its token
-    # alone, so a one-token pass gives it.
-    other_first_inputs, _, _ = _forward(model, donor[:, 1:2], last)
-    donors = {"position0": (0, other_first_inputs), "position0_same_first": (0, donor_inputs),
-              "middle": (control_position, donor_inputs)}
-    effects = {}
-    for name, (position, states) in donors.items():
-        rows = {}
+    positions = {"position0": 0, "position0_same_first": 0, "middle": control_position}
+    sums = {(name, layer): {"change": 0.0, "norm": 0.0, "log_z": 0.0} for name in positions for layer in layers}
+    base_log_z = {layer: 0.0 for layer in layers}
+    for start in range(0, count, batch_size or count):
+        rows = torch.arange(start, min(start + (batch_size or count), count))
+        batch, donor = tokens[rows].to(device), tokens[(rows + 1) % count].to(device)
+        _, base_outputs, base = _forward(model, batch, last)
+        donor_inputs, _, _ = _forward(model, donor, last)
+        # The donor's first token dropped: another position 0.  Under the mask position 0's state depends on
+        # its token alone, so a one-token pass gives it.
+        other_first_inputs, _, _ = _forward(model, donor[:, 1:2], last)
+        states = {"position0": other_first_inputs, "position0_same_first": donor_inputs, "middle": donor_inputs}
         for layer in layers:
             index = layer - 1
-            _, outputs, log_z = _forward(model, tokens, index, patch=(index, position, states[index][:, position]))
-            rows[str(layer)] = {
-                "head_output_change": head_change(base_outputs[index], outputs[index], heads, later).tolist(),
-                "log_z_change": (log_z[index] - base_log_z[index])[:, later].abs().mean(-1).tolist(),
-            }
-        effects[name] = {"position": position, "layers": rows}
-    return {"patches": effects, "queries_from": control_position + 1, "sequences": len(tokens),
-            "seq_len": tokens.shape[1], "heads": heads}
+            base_log_z[layer] = base_log_z[layer] + base[index]
+            for name, position in positions.items():
+                _, outputs, log_z = _forward(model, batch, index, patch=(index, position, states[name][index][:, position]))
+                total = sums[(name, layer)]
+                total["change"] = total["change"] + squares_per_head(outputs[index] - base_outputs[index], heads, later)
+                total["norm"] = total["norm"] + squares_per_head(base_outputs[index], heads, later)
+                total["log_z"] = total["log_z"] + log_z[index]
+        if progress is not None:
+            progress.update(len(rows))
+    effects = {name: {"position": position, "layers": {
+        str(layer): {
+            "head_output_change": (sums[(name, layer)]["change"] / sums[(name, layer)]["norm"].clamp(min=1e-30)).sqrt()
+            .cpu().tolist(),
+            "log_z_change": ((sums[(name, layer)]["log_z"] - base_log_z[layer]) / count)[:, later].abs().mean(-1).tolist(),
+        } for layer in layers}} for name, position in positions.items()}
+    return {"patches": effects, "queries_from": control_position + 1, "sequences": count,
+            "seq_len": tokens.shape[1], "heads": heads, "batch_size": batch_size or count}
 
 
 def patching_check(settings: dict, tokens_path) -> dict:
@@ -154,11 +163,20 @@ def patching_check(settings: dict, tokens_path) -> dict:
     from behind_rope.extract import closed_system_check
     from behind_rope.llm import load_model
 
+    from tqdm import tqdm
+
+    from behind_rope.llm import auto_batch_size
+
     device, dtype = pick_device(settings["device"])
     model = load_model(settings["source"], settings["model"], device, dtype)
     tokens = torch.from_numpy(np.load(tokens_path))
     control_position = int(settings["control_position_fraction"] * tokens.shape[1])
-    effects = patching_effects(model, tokens, settings["layers"], control_position)
+    batch_size = settings["batch_size"]
+    if batch_size == "auto":  # three batches' states are held at once (the sequences and two donors)
+        batch_size = max(1, auto_batch_size(model, tokens.shape[1], device, cap=len(tokens)) // 3)
+    with tqdm(total=len(tokens), desc=f"{settings['model']} patches ({device.type}, batch {batch_size})", unit="seq",
+              mininterval=2.0) as bar:
+        effects = patching_effects(model, tokens, settings["layers"], control_position, int(batch_size), bar)
     closed = closed_system_check(settings, tokens, model)
     return {"model": settings["model"], "device": device.type, "dtype": str(dtype).removeprefix("torch."),
             **effects, "closed_system": closed}
