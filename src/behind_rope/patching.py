@@ -159,13 +159,11 @@ def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_pos
 def patching_check(settings: dict, tokens_path) -> dict:
     """Claim C9's runs on one model: the patches (:func:`patching_effects`) and the closed-system gaps of
     position 0 (:func:`behind_rope.extract.closed_system_check`), with one model load."""
-    from behind_rope.device import pick_device
-    from behind_rope.extract import closed_system_check
-    from behind_rope.llm import load_model
-
     from tqdm import tqdm
 
-    from behind_rope.llm import auto_batch_size
+    from behind_rope.device import pick_device
+    from behind_rope.extract import closed_system_check
+    from behind_rope.llm import auto_batch_size, load_model
 
     device, dtype = pick_device(settings["device"])
     model = load_model(settings["source"], settings["model"], device, dtype)
