@@ -10,8 +10,9 @@ times:
 - ``scores``: the score capture (``behind_rope.extract.record_scores``) on the first 4 layers of a
   pretrained model folder, on 1,024-token rows, as the Figure 5 runs do.
 
-It prints each step's throughput at 1 and 2 threads, the speed-up s, and the parallel efficiency
-s / 2.
+It prints each step's throughput at 1 and 2 threads, the speed-up s, the parallel efficiency s / 2,
+and the summed throughput of two 1-thread runs side by side, against one 2-thread run: above 1, the
+step's jobs should take 1 thread each (``resources`` in the config) and run two at a time.
 
     python benchmarks/threads.py --model results/models/smollm2/hf
 """
@@ -89,10 +90,28 @@ def child_result(command: list[str], env: dict[str, str], what: str):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def child_command(step: str, threads: int, args) -> list[str]:
+    return [sys.executable, __file__, "--child", step, "--threads", str(threads), "--model", args.model,
+            "--train-steps", str(args.train_steps), "--sequences", str(args.sequences)]
+
+
 def run_child(step: str, threads: int, args) -> float:
-    command = [sys.executable, __file__, "--child", step, "--threads", str(threads), "--model", args.model,
-               "--train-steps", str(args.train_steps), "--sequences", str(args.sequences)]
-    return child_result(command, dict(os.environ), f"{step} at {threads} threads")
+    return child_result(child_command(step, threads, args), dict(os.environ), f"{step} at {threads} threads")
+
+
+def run_pair(step: str, args) -> float:
+    """The summed throughput of two 1-thread children running at the same time: what a 2-core machine
+    gets from two 1-thread jobs side by side (they share the memory bandwidth and the caches)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    children = [subprocess.Popen(child_command(step, 1, args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, cwd=ROOT, env=env) for _ in range(2)]
+    total = 0.0
+    for child in children:
+        out, err = child.communicate()
+        if child.returncode != 0:
+            raise RuntimeError(f"{step}, two 1-thread runs side by side, failed:\n{err[-3000:]}")
+        total += json.loads(out.strip().splitlines()[-1])
+    return total
 
 
 def main() -> None:
@@ -113,15 +132,17 @@ def main() -> None:
                    "scores": lambda: score_throughput(args.model, args.sequences)}[args.child]
         print(json.dumps(measure()))
         return
-    print("| step | tokens/s, 1 thread | tokens/s, 2 threads | speed-up s | efficiency s / 2 |")
-    print("|---|---|---|---|---|")
+    print("| step | tokens/s, 1 thread | tokens/s, 2 threads | speed-up s | efficiency s / 2 "
+          "| tokens/s, two 1-thread runs side by side | side by side / 2 threads |")
+    print("|---|---|---|---|---|---|---|")
     for step in args.steps:
-        results: dict[int, list[float]] = {1: [], 2: []}
+        results: dict[str, list[float]] = {"1": [], "2": [], "pair": []}
         for repeat in range(args.repeats):
-            for threads in (1, 2) if repeat % 2 == 0 else (2, 1):
-                results[threads].append(run_child(step, threads, args))
-        one, two = (statistics.median(results[n]) for n in (1, 2))
-        print(f"| {step} | {one:.0f} | {two:.0f} | {two / one:.2f} | {two / one / 2:.2f} |", flush=True)
+            for how in ("1", "2", "pair") if repeat % 2 == 0 else ("pair", "2", "1"):
+                results[how].append(run_pair(step, args) if how == "pair" else run_child(step, int(how), args))
+        one, two, pair = (statistics.median(results[how]) for how in ("1", "2", "pair"))
+        print(f"| {step} | {one:.0f} | {two:.0f} | {two / one:.2f} | {two / one / 2:.2f} | {pair:.0f} | {pair / two:.2f} |",
+              flush=True)
 
 
 if __name__ == "__main__":

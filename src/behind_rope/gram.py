@@ -78,11 +78,20 @@ def gram_matrices(model, input_ids: torch.Tensor, tolerance: float = 1e-4) -> tu
     query_2, key_2 = _query_key(second, y_next, position_embeddings)
     scores_2 = query_2 @ key_2.transpose(-1, -2) * second.self_attn.scaling
 
-    # The decoder alone: its hidden states are the check, and the LM head would only add S x vocabulary logits.
-    forward = model.model(input_ids=input_ids, output_hidden_states=True)
-    recorded = record_scores(model, [input_ids], layers=[0, 1], keep_raw=True)
+    # One pass of the model's own forward, stopped in layer 2's attention: layer 1's output (a hook on the
+    # layer) and both layers' scores (the recorder).  Layers 3 and up, and the LM head, never run.
+    forward = {}
+
+    def keep_output(module, args, output):
+        forward["layer1_output"] = (output[0] if isinstance(output, tuple) else output).detach()
+
+    handle = first.register_forward_hook(keep_output)
+    try:
+        recorded = record_scores(model, [input_ids], layers=[0, 1], keep_raw=True)
+    finally:
+        handle.remove()
     checks = {
-        "layer1_output_vs_hidden_state": (x_next - forward.hidden_states[1]).abs().max().item(),
+        "layer1_output_vs_hidden_state": (x_next - forward["layer1_output"]).abs().max().item(),
         "layer1_scores_vs_forward": (scores.masked_fill(~causal, 0) - recorded.raw[0][0].nan_to_num()).abs().max().item(),
         "layer2_scores_vs_forward": (scores_2.masked_fill(~causal, 0) - recorded.raw[1][0].nan_to_num()).abs().max().item(),
     }

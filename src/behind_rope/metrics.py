@@ -9,6 +9,7 @@ pre-registration's ``measures:`` (config/claims.yaml), handed over as :class:`Me
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -52,10 +53,14 @@ class Measures:
         return np.arange(self.late_from(seq_len), seq_len)
 
 
+@lru_cache(maxsize=4)
 def _offsets(seq_len: int) -> np.ndarray:
-    """Diagonal index of every entry: i - j + (S - 1), from 0 (top right) to 2S - 2 (bottom left)."""
+    """Diagonal index of every entry, flat: i - j + (S - 1), from 0 (top right) to 2S - 2 (bottom left).
+    Built once per size (read-only: every call shares it)."""
     positions = np.arange(seq_len)
-    return positions[:, None] - positions[None, :] + seq_len - 1
+    index = (positions[:, None] - positions[None, :] + seq_len - 1).ravel()
+    index.flags.writeable = False
+    return index
 
 
 def diagonal_normalise(scores: np.ndarray) -> np.ndarray:
@@ -65,7 +70,7 @@ def diagonal_normalise(scores: np.ndarray) -> np.ndarray:
     """
     scores = np.asarray(scores, dtype=float)
     seq_len = scores.shape[-1]
-    index = _offsets(seq_len).ravel()
+    index = _offsets(seq_len)
     flat = scores.reshape(-1, seq_len * seq_len)
     out = np.empty_like(flat)
     for row, values in enumerate(flat):
@@ -139,11 +144,12 @@ def late_key_sums(matrix: np.ndarray, late_from: int, margin: int, mid_from: int
     query: a query's neighbourhood follows its own near-diagonal drift)."""
     matrix = np.asarray(matrix, dtype=float)
     seq_len = matrix.shape[-1]
-    rows, cols = np.arange(seq_len)[:, None], np.arange(seq_len)[None, :]
-    finite = np.isfinite(matrix)
-    values = np.where(finite, matrix, 0.0)
-    seen = (rows >= late_from) & (cols < rows) & finite
-    mid = (rows >= late_from) & (cols >= mid_from) & (cols < rows - margin) & finite
+    late = matrix[..., late_from:, :]  # only late queries count: the other rows would add zeros
+    rows, cols = np.arange(late_from, seq_len)[:, None], np.arange(seq_len)[None, :]
+    finite = np.isfinite(late)
+    values = np.where(finite, late, 0.0)
+    seen = (cols < rows) & finite
+    mid = (cols >= mid_from) & (cols < rows - margin) & finite
     mid_count = mid.sum(axis=(-2, -1))
     with np.errstate(invalid="ignore", divide="ignore"):
         mid_mean = np.where(mid_count > 0, (values * mid).sum(axis=(-2, -1)) / mid_count, np.nan)
