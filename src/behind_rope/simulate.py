@@ -50,14 +50,20 @@ def hidden_keys(seq_len: int, variant: Variant) -> np.ndarray | None:
     return hidden
 
 
-def layer_scores(x: torch.Tensor, variant: Variant) -> tuple[torch.Tensor, torch.Tensor]:
-    """One parameter-free layer: return (pre-softmax scores, layer output)."""
+def _layer(x: torch.Tensor, variant: Variant, hidden: torch.Tensor | None):
+    """One parameter-free layer: (pre-softmax scores, the same with hidden keys at -inf, layer output)."""
     y = normalise(x, variant.norm)
     qk = apply_rope(y, ntk_theta(variant.rope_theta, variant.ntk_factor, x.shape[-1])) if variant.rope else y
     scores = SCORE_SCALES[variant.score_scale](x.shape[-1]) * (qk @ qk.transpose(-1, -2))
+    logits = scores if hidden is None else scores.masked_fill(hidden, -math.inf)
+    return scores, logits, torch.softmax(logits, dim=-1) @ y + x
+
+
+def layer_scores(x: torch.Tensor, variant: Variant) -> tuple[torch.Tensor, torch.Tensor]:
+    """One parameter-free layer: return (pre-softmax scores, layer output)."""
     hidden = hidden_keys(x.shape[-2], variant)
-    logits = scores if hidden is None else scores.masked_fill(torch.from_numpy(hidden), -math.inf)
-    return scores, torch.softmax(logits, dim=-1) @ y + x
+    scores, _, output = _layer(x, variant, None if hidden is None else torch.from_numpy(hidden))
+    return scores, output
 
 
 def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool = True) -> dict[str, np.ndarray]:
@@ -72,6 +78,7 @@ def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool =
     sums = {"a": torch.zeros(shape, dtype=torch.float64), "b": torch.zeros(shape, dtype=torch.float64)}
     log_z = {"a": torch.zeros(shape[:2], dtype=torch.float64), "b": torch.zeros(shape[:2], dtype=torch.float64)}
     hidden = hidden_keys(size.seq_len, variant)
+    hidden_mask = None if hidden is None else torch.from_numpy(hidden)
     counts = {"a": 0, "b": 0}
     chunks = range(0, size.batch_size, size.chunk_size)
     for start in tqdm(chunks, desc="simulate", unit="chunk", disable=not progress):
@@ -79,10 +86,9 @@ def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool =
         x = sample_inputs(n, size.seq_len, size.dim, variant.alpha, generator).float()
         half = n // 2 if n > 1 else 1
         for layer in range(size.layers):
-            scores, x = layer_scores(x, variant)
+            scores, logits, x = _layer(x, variant, hidden_mask)
             sums["a"][layer] += scores[:half].sum(0, dtype=torch.float64)
             sums["b"][layer] += scores[half:].sum(0, dtype=torch.float64)
-            logits = scores if hidden is None else scores.masked_fill(torch.from_numpy(hidden), -math.inf)
             normaliser = torch.logsumexp(logits, dim=-1)
             log_z["a"][layer] += normaliser[:half].sum(0, dtype=torch.float64)
             log_z["b"][layer] += normaliser[half:].sum(0, dtype=torch.float64)
