@@ -1,7 +1,7 @@
 """GGUF -> float32 Hugging Face folder: transformers' own path against behind_rope.dequantize, side by side.
 
 Reference: ``behind_rope.dequantize.reference_cache_gguf_model``, the code of
-``behind_rope.llm.cache_gguf_model`` before the fast path (``from_pretrained(gguf_file=...)``).
+``behind_rope.dequantize.cache_gguf_model`` before the fast path (``from_pretrained(gguf_file=...)``).
 Ours: ``behind_rope.dequantize.cache_gguf_model_fast``.
 
 For each model, each method runs in its own child process (timed from the parent, interpreter start
@@ -13,6 +13,11 @@ best time of each method, the ratio, the peak memory of each, and whether the ou
     python benchmarks/dequantize.py                          # the three pipeline models
     python benchmarks/dequantize.py --models smollm2 --repeats 3
     python benchmarks/dequantize.py --gguf-dir /path/to/results/models
+    python benchmarks/dequantize.py --models qwen2_5_coder_1_5b --first-layers 4
+
+With ``--first-layers N`` it compares instead the fast path on the whole model with the fast path on
+its first N decoder layers only (``pretrained.<model>.layers``): time, peak memory, and whether every
+tensor of the cut model equals the whole model's tensor of the same name.
 """
 
 from __future__ import annotations
@@ -37,13 +42,16 @@ GGUF_DIRS = (ROOT / "results" / "models", Path("/work/baseline/results/models"))
 METHODS = {"reference": "reference_cache_gguf_model", "fast": "cache_gguf_model_fast"}
 
 
-def run_child(method: str, gguf_path: Path, output: Path, threads: int | None) -> tuple[float, float]:
+def run_child(method: str, gguf_path: Path, output: Path, threads: int | None,
+              layers: int | None = None) -> tuple[float, float]:
     """Seconds and peak memory (GB) of one conversion in a fresh interpreter; the output folder is
     removed first, untimed."""
     shutil.rmtree(output, ignore_errors=True)
     command = [sys.executable, __file__, "--child", method, str(gguf_path), str(output)]
     if threads:
         command += ["--threads", str(threads)]
+    if layers:
+        command += ["--first-layers", str(layers)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # as the workflow runs it (tokenizer_config.json records it)
     start = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -53,10 +61,12 @@ def run_child(method: str, gguf_path: Path, output: Path, threads: int | None) -
     return seconds, json.loads(done.stdout.strip().splitlines()[-1])["peak_gb"]
 
 
-def child(method: str, gguf_path: str, output: str, threads: int | None) -> None:
+def child(method: str, gguf_path: str, output: str, threads: int | None, layers: int | None = None) -> None:
     from behind_rope import dequantize
 
     kwargs = {"threads": threads} if method == "fast" and threads else {}
+    if layers:
+        kwargs["layers"] = layers
     getattr(dequantize, METHODS[method])(gguf_path, output, **kwargs)
     print(json.dumps({"peak_gb": peak_memory_gb()}))
 
@@ -96,6 +106,32 @@ def find_gguf(model: str, gguf_dir: Path | None) -> Path:
                      "run the pipeline's assemble_gguf rule first, or pass --gguf-dir")
 
 
+def compare_first_layers(args) -> None:
+    """The fast path on each whole model against the same on its first ``args.first_layers`` layers."""
+    from safetensors import safe_open
+
+    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="dequantize-bench-"))
+    print(f"{'model':<20}{'whole (s)':>10}{'first ' + str(args.first_layers) + ' (s)':>12}{'ratio':>8}"
+          f"{'peak GB whole/first':>21}  same tensors")
+    for index, model in enumerate(args.models):
+        gguf_path = find_gguf(model, args.gguf_dir)
+        runs = {"whole": [], "first": []}
+        for repeat in range(args.repeats):
+            for how in ("whole", "first") if (index + repeat) % 2 == 0 else ("first", "whole"):
+                layers = args.first_layers if how == "first" else None
+                runs[how].append(run_child("fast", gguf_path, workdir / model / how, args.threads, layers))
+                print(f"{model} {how}: {runs[how][-1][0]:.1f} s", file=sys.stderr, flush=True)
+        with safe_open(workdir / model / "whole" / "model.safetensors", "np") as whole, \
+                safe_open(workdir / model / "first" / "model.safetensors", "np") as first:
+            same = all(np.array_equal(first.get_tensor(key), whole.get_tensor(key)) for key in first.keys())
+        (whole_s, whole_gb), (first_s, first_gb) = min(runs["whole"]), min(runs["first"])
+        print(f"{model:<20}{whole_s:>10.1f}{first_s:>12.1f}{whole_s / first_s:>7.1f}x{whole_gb:>14.1f} / {first_gb:.1f}"
+              f"  {'yes' if same else 'no'}", flush=True)
+        shutil.rmtree(workdir / model)
+    if args.workdir is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=list(MODELS))
@@ -103,10 +139,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, help="threads of the fast path (default: the CPUs available)")
     parser.add_argument("--gguf-dir", type=Path, help="folder holding <model>/model.gguf")
     parser.add_argument("--workdir", type=Path, help="where the outputs go (default: a temporary folder)")
+    parser.add_argument("--first-layers", type=int, help="compare the whole model with its first N layers (fast path)")
     parser.add_argument("--child", nargs=3, metavar=("METHOD", "GGUF", "OUTPUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return child(*args.child, args.threads)
+        return child(*args.child, args.threads, args.first_layers)
+    if args.first_layers:
+        return compare_first_layers(args)
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="dequantize-bench-"))
     rows = []

@@ -15,6 +15,7 @@ and the summed throughput of two 1-thread runs side by side, against one 2-threa
 step's jobs should take 1 thread each (``resources`` in the config) and run two at a time.
 
     python benchmarks/threads.py --model results/models/smollm2/hf
+    python benchmarks/threads.py --update-docs     # also write the table into docs/results.md
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ def main() -> None:
     parser.add_argument("--sequences", type=int, default=4, help="1,024-token rows per score measurement")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--steps", nargs="+", default=["train", "scores"], choices=["train", "scores"])
+    parser.add_argument("--update-docs", action="store_true", help="write the table into docs/results.md")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--threads", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -132,17 +134,25 @@ def main() -> None:
                    "scores": lambda: score_throughput(args.model, args.sequences)}[args.child]
         print(json.dumps(measure()))
         return
-    print("| step | tokens/s, 1 thread | tokens/s, 2 threads | speed-up s | efficiency s / 2 "
-          "| tokens/s, two 1-thread runs side by side | side by side / 2 threads |")
-    print("|---|---|---|---|---|---|---|")
+    lines = ["| step | tokens/s, 1 thread | tokens/s, 2 threads | speed-up s | efficiency s / 2 "
+             "| tokens/s, two 1-thread runs side by side | side by side / 2 threads |", "|---|---|---|---|---|---|---|"]
+    print("\n".join(lines))
     for step in args.steps:
         results: dict[str, list[float]] = {"1": [], "2": [], "pair": []}
         for repeat in range(args.repeats):
             for how in ("1", "2", "pair") if repeat % 2 == 0 else ("pair", "2", "1"):
                 results[how].append(run_pair(step, args) if how == "pair" else run_child(step, int(how), args))
         one, two, pair = (statistics.median(results[how]) for how in ("1", "2", "pair"))
-        print(f"| {step} | {one:.0f} | {two:.0f} | {two / one:.2f} | {two / one / 2:.2f} | {pair:.0f} | {pair / two:.2f} |",
-              flush=True)
+        lines.append(f"| {step} | {one:.0f} | {two:.0f} | {two / one:.2f} | {two / one / 2:.2f} | {pair:.0f} "
+                     f"| {pair / two:.2f} |")
+        print(lines[-1], flush=True)
+    if args.update_docs:
+        from results_doc import update
+
+        header = (f"_Measured by `python benchmarks/threads.py --update-docs`: train {args.train_steps} steps of a twin; "
+                  f"scores: {Path(args.model).parent.name}, {args.sequences} rows of 1,024 tokens, 4 layers; "
+                  f"median of {args.repeats} alternating runs in fresh processes on {os.cpu_count()} cores._")
+        update("threads", header + "\n\n" + "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -99,6 +99,15 @@ def test_llm_token_sets_are_checked():
                                             or c["llm"].update(models=["nope"]))
 
 
+def test_a_model_cut_to_its_first_layers_is_read_no_deeper():
+    assert "'llm.inputs.long' reads 12 layers, but 'pretrained.smollm2.layers' dequantises only 4" in broken(
+        lambda c: c["pretrained"]["smollm2"].update(layers=4))
+    assert "a hub or local model loads whole" in broken(
+        lambda c: c["pretrained"].update(local_model={"local": "somewhere", "layers": 4}))
+    assert "'pretrained.smollm2.layers'" in broken(lambda c: c["pretrained"]["smollm2"].update(layers=0))
+    assert validate(load())["pretrained"]["qwen2_5_coder_1_5b"]["layers"] == 4
+
+
 def test_negative_batch_size():
     message = broken(lambda c: c["simulation"].update(batch_size=-5))
     assert "'simulation.batch_size' is -5" in message and ">= 2" in message

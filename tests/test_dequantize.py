@@ -17,7 +17,7 @@ Q = gguf.GGMLQuantizationType
 ROOT = Path(__file__).resolve().parents[1]
 # The assembled GGUFs of the pipeline: this checkout's results, else a baseline run's, when present.
 MODEL_DIRS = (ROOT / "results" / "models", Path("/work/baseline/results/models"))
-MODELS = ("smollm2", "qwen2_5_coder", "gemma3")
+MODELS = ("smollm2", "qwen2_5_coder", "gemma3", "qwen2_5_coder_1_5b")
 QUANTIZABLE = (Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1, Q.Q8_0, Q.BF16)  # the types gguf-py can quantise itself
 RAW_ONLY = (Q.Q2_K, Q.Q3_K, Q.Q4_K, Q.Q5_K, Q.Q6_K)  # K-quants: gguf-py only dequantises them
 F16_SCALES = {Q.Q2_K: (80, 82), Q.Q3_K: (108,), Q.Q4_K: (0, 2), Q.Q5_K: (0, 2), Q.Q6_K: (208,)}
@@ -180,6 +180,67 @@ def test_fast_cache_equals_transformers_path(tiny_gguf, tmp_path, monkeypatch):
         assert mine[name].numpy().tobytes() == tensor.numpy().tobytes(), name
     for file in reference.iterdir():  # the tokenizer files, and the weights file itself, byte for byte
         assert (ours / file.name).read_bytes() == file.read_bytes(), file.name
+
+
+def test_first_layers_only_are_the_full_models_first_layers(tiny_gguf, tmp_path, monkeypatch):
+    """pretrained.<model>.layers: the first decoder layers, bit for bit, and the model they make computes what
+    the full model computes in them; no tensor of a later layer is unpacked."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    full, cut = tmp_path / "full", tmp_path / "cut"
+    assert fast.cache_gguf_model(tiny_gguf, full) == {"architecture": "llama", "layers": LAYERS}
+    unpacked = []
+    real = fast.dequantize_async
+    monkeypatch.setattr(fast, "dequantize_async", lambda data, qtype, pool: unpacked.append(data.shape) or real(data, qtype, pool))
+    assert fast.cache_gguf_model(tiny_gguf, cut, layers=1) == {"architecture": "llama", "layers": 1, "layers_in_file": LAYERS}
+    assert len(unpacked) == 3 + 9  # the embedding, the final norm and the LM head, and layer 0's nine tensors
+    config = json.loads((cut / "config.json").read_text())
+    assert config["num_hidden_layers"] == 1 and config["dequantised_layers"] == {"first": 1, "of": LAYERS}
+    theirs, mine = (safetensors_torch.load_file(folder / "model.safetensors") for folder in (full, cut))
+    assert set(mine) == {name for name in theirs if not name.startswith(tuple(f"model.layers.{k}." for k in range(1, LAYERS)))}
+    assert all(torch.equal(mine[name], theirs[name]) for name in mine)
+    outputs = []
+    for folder in (full, cut):
+        model = AutoModelForCausalLM.from_pretrained(folder)
+        model.model.layers[0].register_forward_hook(lambda module, args, output: outputs.append(output))
+        with torch.no_grad():
+            model.model(torch.arange(3, 19)[None])
+    assert torch.equal(outputs[0], outputs[1])  # layer 1's output
+    assert fast.cache_gguf_model(tiny_gguf, tmp_path / "all", layers=LAYERS + 5)["layers"] == LAYERS
+
+
+def test_the_larger_qwen_from_its_wheels_cut_to_its_first_layer(tmp_path, monkeypatch):
+    """The scale ladder's 1.5B model as the pipeline assembles it from its 22 pinned wheels (`snakemake
+    results/models/qwen2_5_coder_1_5b/model.gguf`): the pinned file, its shapes, and its first layer
+    dequantised alone, equal to gguf-py's unpacking of the same tensors."""
+    import hashlib
+
+    import yaml
+    from safetensors import safe_open
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    path = model_file("qwen2_5_coder_1_5b")
+    pinned = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["pretrained"]["qwen2_5_coder_1_5b"]
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 24):
+            digest.update(chunk)
+    assert digest.hexdigest() == pinned["gguf_sha256"]
+    summary = fast.cache_gguf_model(path, tmp_path / "hf", layers=1)
+    assert summary == {"architecture": "qwen2", "layers": 1, "layers_in_file": 28}
+    config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert (config["hidden_size"], config["num_attention_heads"], config["num_key_value_heads"]) == (1536, 12, 2)
+    assert config["rope_parameters"]["rope_theta"] == 1e6 and config["dequantised_layers"] == {"first": 1, "of": 28}
+    reader = fast.FastGGUFReader(path)
+    tensors = {tensor.name: tensor for tensor in reader.tensors}
+    with safe_open(tmp_path / "hf" / "model.safetensors", "pt") as saved:
+        assert not any(name.startswith("model.layers.1.") for name in saved.keys())
+        for ours, theirs in (("model.layers.0.self_attn.q_proj.weight", "blk.0.attn_q.weight"),
+                             ("model.layers.0.mlp.down_proj.weight", "blk.0.ffn_down.weight")):
+            tensor = tensors[theirs]
+            assert_same_floats(saved.get_tensor(ours).numpy(), gguf.dequantize(tensor.data, tensor.tensor_type))
 
 
 def test_fast_cache_rejects_a_file_that_is_not_gguf(tmp_path):

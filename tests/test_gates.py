@@ -55,3 +55,59 @@ def test_config_readme_names_every_key_of_the_config():
     keys -= set(config["training"]["twins"]) | set(config["llm"]["inputs"])  # names chosen by the user
     keys |= {key for key in config["training"]["model"]}
     assert sorted(key for key in keys if f"`{key}`" not in documented) == []
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Which modules of ``package`` each of its modules imports, at the top or inside a function alike (a
+    deferred import is still a dependency: it only hides a cycle until the call)."""
+    import ast
+
+    name = package.name
+    modules = {".".join((name, *path.relative_to(package).with_suffix("").parts)).removesuffix(".__init__"): path
+               for path in package.rglob("*.py")}
+    graph = {}
+    for module, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == name:
+                targets |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                            for a in node.names}
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names}
+        graph[module] = {target for target in targets if target in modules and target != module}
+    return graph
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a list of modules (the first again at the end), or None."""
+    state: dict[str, str] = {}  # "open" while on the current path, "done" once every path from it is searched
+
+    def visit(module, path):
+        state[module] = "open"
+        for target in sorted(graph[module]):
+            if state.get(target) == "open":
+                return [*path[path.index(target):], target]
+            if target not in state and (found := visit(target, [*path, target])):
+                return found
+        state[module] = "done"
+        return None
+
+    return next((found for module in sorted(graph) if module not in state
+                 and (found := visit(module, [module]))), None)
+
+
+def test_the_library_has_no_import_cycle():
+    cycle = import_cycle(import_graph(ROOT / "src" / "behind_rope"))
+    assert cycle is None, f"import cycle: {' -> '.join(cycle)}; move what both need into one of them, or a third module"
+
+
+def test_the_cycle_check_finds_a_deferred_cycle(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg.b import g\n")
+    (package / "b.py").write_text("def g():\n    from pkg import a\n")
+    (package / "c.py").write_text("import pkg.a\n")
+    assert import_cycle(import_graph(package)) == ["pkg.a", "pkg.b", "pkg.a"]
+    (package / "b.py").write_text("def g():\n    return 1\n")
+    assert import_cycle(import_graph(package)) is None

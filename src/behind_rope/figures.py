@@ -67,7 +67,7 @@ def _fill(value, model: str | None):
 
 def _expand_seeds(path: str, config: dict) -> list[str]:
     """One path per seed of the twin a ``{seeds:<twin>}`` placeholder names (the path itself if it has none)."""
-    from behind_rope.config import seed_twins
+    from behind_rope.experiments import seed_twins
 
     found = SEEDS.search(path)
     if not found:

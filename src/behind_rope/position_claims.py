@@ -89,7 +89,8 @@ def claim_c6(scores, runs: dict, simulation_runs: dict, layers, min_query: int, 
         f"{min_slope_ratio} x the simulation's in the same layer and > {floor_multiple:g} x its split-half floor; "
         f">= {min_head_share:.0%} of the heads in >= {min_layers} of layers {list(layers)}, in every LLM; the simulation "
         "is above its floor in every checked layer; every no-mask run fails the same check",
-        "measured": {"models": models, "simulation": simulation, "min_query": min_query},
+        "measured": {"models": models, "simulation": simulation, "min_query": min_query,
+                     "min_slope_ratio": min_slope_ratio},  # the figure draws the threshold from it
         "controls": controls,
         "noise_floor": {"what": "split-half |b_A - b_B| of each head's slope (median over the checked heads)",
                         **{model: m["probe"]["noise_floor_median"] for model, m in models.items()}},

@@ -66,8 +66,10 @@ rule cache_llm:
         **job_resources("llm_cache"),
     params:
         code=step_code("cache-model"),
+        layers=lambda wildcards: experiments.dequantise_options(config, wildcards.pretrained),
     shell:
-        "python -m behind_rope cache-model --gguf {input} --threads {threads} --output {output} > {log} 2>&1"
+        "python -m behind_rope cache-model --gguf {input} --threads {threads} {params.layers} --output {output}"
+        " > {log} 2>&1"
 
 
 rule tokenizer:

@@ -34,13 +34,15 @@ def tokenizer(args) -> None:
 
 
 @step("cache-model", "dequantise a GGUF model once and save it as a safetensors folder", OUTPUT, THREADS,
-      arg("--gguf", required=True))
+      arg("--gguf", required=True),
+      arg("--layers", type=int, help="only the first N decoder layers (pretrained.<model>.layers); default: all"))
 def cache_model(args) -> None:
-    from behind_rope.llm import cache_gguf_model
+    from behind_rope.dequantize import cache_gguf_model
 
-    summary = cache_gguf_model(args.gguf, args.output, args.threads)
-    print(f"{args.output}: {summary['architecture']}, {summary['layers']} layers, dequantised to float32 safetensors "
-          "(the tokenizer: rule tokenizer)")
+    summary = cache_gguf_model(args.gguf, args.output, args.threads, args.layers)
+    of = f" of {summary['layers_in_file']}" if "layers_in_file" in summary else ""
+    print(f"{args.output}: {summary['architecture']}, {summary['layers']} layers{of}, dequantised to float32 "
+          "safetensors (the tokenizer: rule tokenizer)")
 
 
 @step("prepare", "clean, split and tokenize a corpus into fixed-length training sequences", SETTINGS,
