@@ -26,6 +26,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -59,16 +60,33 @@ def twin_training_step():
     return model, step
 
 
-def train_throughput(steps: int) -> float:
+def wait_for_start() -> None:
+    """Side by side, each child waits here, set up and warmed up, until the parent says go: their timed parts
+    then start together (model loading takes each a different time)."""
+    barrier = os.environ.get("THREADS_BENCHMARK_BARRIER")
+    if barrier:
+        Path(barrier, f"{os.getpid()}.ready").touch()
+        while not Path(barrier, "go").exists():
+            time.sleep(0.005)
+
+
+def timed(work) -> dict:
+    """Tokens per second of ``work()`` (which returns the tokens it processed), with its wall-clock ends."""
+    wait_for_start()
+    began, start = time.time(), time.perf_counter()
+    tokens = work()
+    seconds = time.perf_counter() - start
+    return {"rate": tokens / seconds, "tokens": tokens, "began": began, "ended": began + seconds}
+
+
+def train_throughput(steps: int) -> dict:
     """Tokens per second of ``steps`` training steps of a RoPE twin of config/config.yaml's size."""
     _, step = twin_training_step()
     step()  # warm-up: first-call allocations
-    start = time.perf_counter()
-    tokens = sum(step() for _ in range(steps))
-    return tokens / (time.perf_counter() - start)
+    return timed(lambda: sum(step() for _ in range(steps)))
 
 
-def score_throughput(model_dir: str, sequences: int) -> float:
+def score_throughput(model_dir: str, sequences: int) -> dict:
     """Tokens per second of the capture of the first 4 layers on random 1,024-token rows."""
     import torch
 
@@ -78,9 +96,12 @@ def score_throughput(model_dir: str, sequences: int) -> float:
     model = load_model({"local": model_dir}, Path(model_dir).parent.name, torch.device("cpu"), torch.float32)
     tokens = torch.randint(0, model.config.vocab_size, (sequences + 1, 1024), generator=torch.Generator().manual_seed(0))
     record_scores(model, tokens[:1].split(1), range(4), causal=True)  # warm-up
-    start = time.perf_counter()
-    record_scores(model, tokens[1:].split(1), range(4), causal=True)
-    return sequences * 1024 / (time.perf_counter() - start)
+
+    def capture() -> int:
+        record_scores(model, tokens[1:].split(4), range(4), causal=True)  # batches of 4, as auto gives on a CPU
+        return sequences * 1024
+
+    return timed(capture)
 
 
 def child_result(command: list[str], env: dict[str, str], what: str):
@@ -97,22 +118,28 @@ def child_command(step: str, threads: int, args) -> list[str]:
 
 
 def run_child(step: str, threads: int, args) -> float:
-    return child_result(child_command(step, threads, args), dict(os.environ), f"{step} at {threads} threads")
+    return child_result(child_command(step, threads, args), dict(os.environ), f"{step} at {threads} threads")["rate"]
 
 
 def run_pair(step: str, args) -> float:
-    """The summed throughput of two 1-thread children running at the same time: what a 2-core machine
-    gets from two 1-thread jobs side by side (they share the memory bandwidth and the caches)."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    children = [subprocess.Popen(child_command(step, 1, args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, cwd=ROOT, env=env) for _ in range(2)]
-    total = 0.0
-    for child in children:
-        out, err = child.communicate()
-        if child.returncode != 0:
-            raise RuntimeError(f"{step}, two 1-thread runs side by side, failed:\n{err[-3000:]}")
-        total += json.loads(out.strip().splitlines()[-1])
-    return total
+    """Two 1-thread children at the same time, what a 2-core machine gets from two 1-thread jobs side by
+    side (they share the memory bandwidth and the caches): their tokens over the time from their common
+    start to the later end."""
+    with tempfile.TemporaryDirectory() as barrier:
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "THREADS_BENCHMARK_BARRIER": barrier}
+        children = [subprocess.Popen(child_command(step, 1, args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, cwd=ROOT, env=env) for _ in range(2)]
+        while len(list(Path(barrier).glob("*.ready"))) < 2 and all(child.poll() is None for child in children):
+            time.sleep(0.005)
+        Path(barrier, "go").touch()
+        results = []
+        for child in children:
+            out, err = child.communicate()
+            if child.returncode != 0:
+                raise RuntimeError(f"{step}, two 1-thread runs side by side, failed:\n{err[-3000:]}")
+            results.append(json.loads(out.strip().splitlines()[-1]))
+    began, ended = min(r["began"] for r in results), max(r["ended"] for r in results)
+    return sum(r["tokens"] for r in results) / (ended - began)
 
 
 def main() -> None:
@@ -150,7 +177,7 @@ def main() -> None:
         from results_doc import update
 
         header = (f"_Measured by `python benchmarks/threads.py --update-docs`: train {args.train_steps} steps of a twin; "
-                  f"scores: {Path(args.model).parent.name}, {args.sequences} rows of 1,024 tokens, 4 layers; "
+                  f"scores: {Path(args.model).parent.name}, {args.sequences} rows of 1,024 tokens in batches of 4, 4 layers; "
                   f"median of {args.repeats} alternating runs in fresh processes on {os.cpu_count()} cores._")
         update("threads", header + "\n\n" + "\n".join(lines))
 
