@@ -18,7 +18,6 @@
 # `results/claims/position.json` (C6).
 
 # %%
-
 import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FormatStrFormatter, MaxNLocator, NullLocator
