@@ -274,6 +274,32 @@ def position_table(claims: dict) -> str:
     return "\n".join(rows)
 
 
+def ladder_table(claims: dict) -> str:
+    """The scale ladder (behind_rope.ladder): claim C5's measures per model, smallest first, and decided layer."""
+    from behind_rope.ladder import ladder_rows, model_means
+
+    lines = ["| model | parameters (as loaded) | Figure 5 sequences | layer | structure (C5a) | magnitude (C5b) | "
+             "first keys, noise floors (C5c) | direction (C5d) | Figure 5 reliability | C5a / C5b / C5c / C5d |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ladder_rows(claims)
+    for k, row in enumerate(rows):
+        first = k == 0 or rows[k - 1]["model"] != row["model"]
+        verdicts = " / ".join("PASS" if passed else "FAIL" for passed in row["verdicts"].values())
+        lines.append(" | ".join([
+            f"| {row['model'] if first else ''}", f"{row['parameters'] / 1e6:,.0f}M" if first else "",
+            str(row["figure5_sequences"]) if first else "", str(row["layer"]), _number(row["structure"], ".2f"),
+            _number(row["magnitude"], ".3f"), _number(row["first_keys"], "+.1f"), _number(row["direction"], "+.3f"),
+            _number(row["reliability"], ".2f"), verdicts if first else ""]) + " |")
+    means = model_means(claims)
+    lines += ["", "Means over the decided layers:", "",
+              "| model | structure | magnitude | first keys | direction | Figure 5 reliability |", "|---|---|---|---|---|---|"]
+    for model, mean in means.items():
+        lines.append(f"| {model} | {_number(mean['structure'], '.2f')} | {_number(mean['magnitude'], '.3f')} | "
+                     f"{_number(mean['first_keys'], '+.1f')} | {_number(mean['direction'], '+.3f')} | "
+                     f"{_number(mean['reliability'], '.2f')} |")
+    return "\n".join(lines) + "\n"
+
+
 def history_table(root: Path = ROOT) -> str:
     """Every change of a criterion (config/criteria_history.yaml), rows without a commit given theirs by git."""
     return "_From `config/criteria_history.yaml` by `python benchmarks/result_tables.py`._\n\n" + history_markdown(load_history(root))
@@ -285,6 +311,7 @@ def write_tables(claims: dict, source: str, run: Path | None = None) -> None:
     update("criteria_history", history_table())
     update("twins", note + twins_table(claims, run))
     update("llm", note + llm_table(claims))
+    update("ladder", note + ladder_table(claims))
     update("decomposition", note + decomposition_table(claims))
     update("position", note + position_table(claims))
 

@@ -155,7 +155,7 @@ def _llm_run(reliabilities, layer_types=None, deficit=-0.1):
 C5 = {"C5a": dict(layers=[1, 2, 3, 4], min_reliability=0.5, min_layers=2),
       "C5b": dict(layers=[2, 3, 4], min_layers=2, min_spread_ratio=0.05, min_over_noise=2.0),
       "C5c": dict(layers=[2, 3, 4], min_layers=2, min_over_noise=3.0),
-      "C5d": dict(layers=[2, 3, 4], below=0.0)}
+      "C5d": dict(layers=[2, 3, 4], below=0.0, figure5_min_reliability=0.8, figure5_min_layers=2)}
 RUNS_C5 = {"m": {"text": "m/text_causal", "iid": "m/random_causal", "iid_no_mask": "m/random_noncausal",
                  "figure5": "m/fig5_causal"}}
 
@@ -245,6 +245,17 @@ def test_c5d_needs_lower_start_keys_in_every_layer_where_c5a_holds():
     assert not _c5(text, iid, figure5=split)["C5d"]["passed"]
     # No layer where C5a holds: nothing to confirm, so C5d fails too.
     assert not _c5([0.9, 0.1, 0.1, 0.1], iid)["C5d"]["passed"]
+
+
+def test_figure_5_reliability_is_recorded_and_can_fail_without_deciding_c5d():
+    text, iid = [0.9, 0.8, 0.9, 0.9], [0.05, 0.7, 0.9, 0.95]
+    reliable = _c5(text, iid)["C5d"]["measured"]["models"]["m"]["figure5_reliability"]
+    assert reliable["passed"] and reliable["layers_reaching"] == [2, 3, 4]
+    noisy = _llm_run(text)
+    for row in noisy["layers"][1:3]:  # layers 2 and 3 below 0.8: only one layer left reaches it
+        row["drawn_reliability"] = 0.79
+    claim = _c5(text, iid, figure5=noisy)["C5d"]
+    assert claim["passed"] and not claim["measured"]["models"]["m"]["figure5_reliability"]["passed"]
 
 
 def test_c5_compares_layer_types():

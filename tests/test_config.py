@@ -99,6 +99,40 @@ def test_llm_token_sets_are_checked():
                                             or c["llm"].update(models=["nope"]))
 
 
+def test_token_sets_name_their_models_and_per_model_sizes():
+    from behind_rope import experiments
+
+    config = validate(load())
+    assert "'llm.inputs.fig5' names 'gemma' in its models or sequences_by_model" in broken(
+        lambda c: c["llm"]["inputs"]["fig5"].update(sequences_by_model={"gemma": 200}))
+    assert "'llm.inputs.first' names 'smol' in its models" in broken(
+        lambda c: c["llm"]["inputs"]["first"].update(models=["smol"]))
+    assert "give sequences_by_model there" in broken(
+        lambda c: c["llm"]["inputs"]["random"].update(sequences_by_model={"gemma3": 20}))
+    assert "'claims.C7.runs.decided_by' is 'gemma3', which is not one of the models" in broken(
+        lambda c: c["llm"]["inputs"]["first"].update(models=["smollm2"]))
+    # The 1.5B model reads claim C5's sets, not those of C6-C9 (deeper than its dequantised layers).
+    assert experiments.position_models(config) == ["smollm2", "gemma3", "qwen2_5_coder"]
+    assert "qwen2_5_coder_1_5b" in experiments.c5_runs(config)
+    assert experiments.set_models(config, "long") == ["smollm2", "gemma3"]
+    sizes = {model: experiments.llm_input_sets(config, model) for model in ("smollm2", "gemma3")}
+    fig5 = config["llm"]["inputs"]["fig5"]
+    assert sizes["smollm2"]["fig5"]["sequences"] == fig5["sequences"]
+    assert sizes["gemma3"]["fig5"]["sequences"] == fig5["sequences_by_model"]["gemma3"] != fig5["sequences"]
+    # A scale that drops a model drops it from the sets that name it (config/smoke.yaml reads SmolLM2 only).
+    assert experiments.position_models(merged("smoke.yaml")) == ["smollm2"]
+
+
+def test_the_llm_dtype_is_chosen_in_the_config():
+    import torch
+
+    from behind_rope.device import pick_device
+
+    assert pick_device("cpu", "auto") == (torch.device("cpu"), torch.float32)
+    assert pick_device("cpu", "bfloat16") == (torch.device("cpu"), torch.bfloat16)
+    assert "'llm.dtype'" in broken(lambda c: c["llm"].update(dtype="float16"))
+
+
 def test_a_model_cut_to_its_first_layers_is_read_no_deeper():
     assert "'llm.inputs.long' reads 12 layers, but 'pretrained.smollm2.layers' dequantises only 4" in broken(
         lambda c: c["pretrained"]["smollm2"].update(layers=4))

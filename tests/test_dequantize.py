@@ -208,6 +208,9 @@ def test_first_layers_only_are_the_full_models_first_layers(tiny_gguf, tmp_path,
         with torch.no_grad():
             model.model(torch.arange(3, 19)[None])
     assert torch.equal(outputs[0], outputs[1])  # layer 1's output
+    from behind_rope.llm import parameter_count  # the whole model's size, also from its cut copy (the scale ladder)
+
+    assert parameter_count(model) == parameter_count(AutoModelForCausalLM.from_pretrained(full))
     assert fast.cache_gguf_model(tiny_gguf, tmp_path / "all", layers=LAYERS + 5)["layers"] == LAYERS
 
 

@@ -254,7 +254,7 @@ def test_the_variants_of_a_model_in_one_process_equal_separate_runs(tmp_path):
     tiny_model("llama").save_pretrained(tmp_path / "model")
     np.save(tmp_path / "tokens.npy", np.random.default_rng(0).integers(0, 64, (5, 16)))
     base = {"kind": "llm", "source": {"local": str(tmp_path / "model")}, "provenance": {}, "inputs": "text",
-            "causal": True, "layers": "all", "batch_size": 2, "device": "cpu", "intervention": None}
+            "causal": True, "layers": "all", "batch_size": 2, "device": "cpu", "dtype": "auto", "intervention": None}
     changes = {"tiny": None, "tiny.bos_mean": {"replace_embedding": {"position": 0, "with": "mean"}, "ntk_factor": 1},
                "tiny.identity": {"replace_embedding": {"position": 0, "with": "identity"}, "ntk_factor": 1},
                "tiny.ntk4": {"replace_embedding": None, "ntk_factor": 4}}

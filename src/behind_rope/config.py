@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from behind_rope.experiments import SIMULATION, ModelVariant, TokenSet, claim_arguments, seed_twins
+from behind_rope.experiments import SIMULATION, ModelVariant, TokenSet, claim_arguments, seed_twins, set_models
 from behind_rope.variants import Variant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,10 +155,11 @@ def _check_data_references(config: dict) -> None:
                               "score files are named by model, so give it another name.")
     for spec in llm["inputs"].values():
         spec.update(asdict(TokenSet(**spec)))
-    _check_llm_inputs(llm["inputs"])
+    _check_llm_inputs(llm["inputs"], config["pretrained"])
     for model in llm["models"]:
         cut = config["pretrained"][model].get("layers")
-        deeper = [name for name, spec in llm["inputs"].items() if cut and spec["layers"] != "all" and spec["layers"] > cut]
+        deeper = [name for name, spec in llm["inputs"].items() if cut and spec["layers"] != "all" and spec["layers"] > cut
+                  and model in set_models(config, name)]
         if deeper:
             raise ConfigError(f"Config error: 'llm.inputs.{deeper[0]}' reads {llm['inputs'][deeper[0]]['layers']} layers, "
                               f"but 'pretrained.{model}.layers' dequantises only {cut}; raise it or drop {model!r} "
@@ -204,9 +205,18 @@ def _check_data_references(config: dict) -> None:
         raise ConfigError("Config error: 'twin_analysis.seq_len' must be at most 'data.seq_len'.")
 
 
-def _check_llm_inputs(sets: dict) -> None:
-    """A text set has a size; an i.i.d. set draws from a text set and takes its size."""
+def _check_llm_inputs(sets: dict, pretrained: dict) -> None:
+    """A text set has a size; an i.i.d. set draws from a text set and takes its size; the models a set names
+    are under pretrained (those not in llm.models are left out, so a scale's config can drop models)."""
     for name, spec in sets.items():
+        unknown = [model for model in [*(spec["models"] or []), *(spec["sequences_by_model"] or {})]
+                   if model not in pretrained]
+        if unknown:
+            raise ConfigError(f"Config error: 'llm.inputs.{name}' names {unknown[0]!r} in its models or "
+                              f"sequences_by_model, which is not under pretrained ({', '.join(pretrained)}).")
+        if spec["iid_of"] and spec["sequences_by_model"]:
+            raise ConfigError(f"Config error: 'llm.inputs.{name}' is an i.i.d. set: it takes its sizes from "
+                              f"'llm.inputs.{spec['iid_of']}', so give sequences_by_model there.")
         source = spec.get("iid_of")
         if source is None and None in (spec["sequences"], spec["seq_len"]):
             raise ConfigError(f"Config error: 'llm.inputs.{name}' needs sequences and seq_len (or iid_of, for i.i.d. tokens).")
@@ -223,9 +233,10 @@ def _check_position_claims(config: dict) -> None:
                       ("claims.C8.runs.window_inputs", c8["window_inputs"]), ("claims.C9.runs.inputs", c9["inputs"])):
         if name not in llm["inputs"]:
             raise ConfigError(f"Config error: '{key}' is {name!r}, which is not a token set of llm.inputs.")
-    if c7["decided_by"] not in llm["models"]:
+    readers = set_models(config, c7["inputs"])
+    if c7["decided_by"] not in readers:
         raise ConfigError(f"Config error: 'claims.C7.runs.decided_by' is {c7['decided_by']!r}, which is not one of "
-                          f"llm.models ({', '.join(llm['models'])}).")
+                          f"the models of llm.models that read 'llm.inputs.{c7['inputs']}' ({', '.join(readers)}).")
     for key, names in (("claims.C7", [c7["replacement"], *c7["control_replacements"], *c7["recorded_replacements"]]),
                        ("claims.C8.runs.ntk_variants", c8["ntk_variants"])):
         for name in names:

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import torch
 
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
-def pick_device(requested: str = "auto") -> tuple[torch.device, torch.dtype]:
-    """CUDA with bf16 when a GPU is there (or asked for), else CPU with float32."""
+
+def pick_device(requested: str = "auto", dtype: str = "auto") -> tuple[torch.device, torch.dtype]:
+    """CUDA when a GPU is there (or asked for), else CPU; ``dtype`` auto is bf16 on CUDA and float32 on CPU."""
     if requested == "auto":
         requested = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(requested)
-    return device, torch.bfloat16 if device.type == "cuda" else torch.float32
+    if dtype == "auto":
+        return device, torch.bfloat16 if device.type == "cuda" else torch.float32
+    return device, DTYPES[dtype]

@@ -104,6 +104,11 @@ class TokenSet:
     # (SmolLM2 <|im_start|>, Qwen2.5 <|endoftext|>); null: BOS only where the tokenizer adds one
     first_token: str | None = None
     per_head: bool = False  # also record log Z and the attention to key 0 per head and query (claims C6-C9)
+    # the models whose runs read it, of those in llm.models (default: every one); the inputs step draws
+    # every set for every model all the same, as tokenizing costs next to nothing
+    models: list[str] | None = None
+    # {model: N}: N sequences for that model instead of `sequences` (a slower or a noisier model)
+    sequences_by_model: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -144,14 +149,22 @@ def base_model(name: str) -> str:
     return name.split(".", 1)[0]
 
 
-def llm_input_sets(config: dict) -> dict[str, dict]:
-    """Every token set of ``llm.inputs``, an i.i.d. set taking its size from the set it draws from."""
+def llm_input_sets(config: dict, model: str) -> dict[str, dict]:
+    """Every token set of ``llm.inputs`` at its size for ``model``, an i.i.d. set taking its size from the set
+    it draws from."""
     sets = config["llm"]["inputs"]
     resolved = {}
     for name, spec in sets.items():
         source = sets[spec["iid_of"]] if spec.get("iid_of") else spec
-        resolved[name] = {**spec, "sequences": source["sequences"], "seq_len": source["seq_len"]}
+        sequences = (source.get("sequences_by_model") or {}).get(model, source["sequences"])
+        resolved[name] = {**spec, "sequences": sequences, "seq_len": source["seq_len"]}
     return resolved
+
+
+def set_models(config: dict, inputs: str) -> list[str]:
+    """The models of llm.models whose score runs read the token set ``inputs``."""
+    models = config["llm"]["models"]
+    return [model for model in models if model in (config["llm"]["inputs"][inputs].get("models") or models)]
 
 
 def llm_source(config: dict, model: str) -> dict:
@@ -187,7 +200,7 @@ def llm_provenance(config: dict, model: str) -> dict:
 def llm_input_settings(config: dict, model: str) -> dict:
     corpus = config["data"]["corpora"][config["data"]["corpus"]]
     return {"model": model, "source": llm_source(config, model), "format": corpus["format"],
-            "sets": llm_input_sets(config), "seed": config["seed"]}
+            "sets": llm_input_sets(config, model), "seed": config["seed"]}
 
 
 # --- Score runs, on twins and LLMs alike ------------------------------------------------------
@@ -213,7 +226,7 @@ def score_settings(config: dict, model: str, inputs: str, mask: str) -> dict:
     variant = llm["variants"][model.split(".", 1)[1]] if model != base else {}
     return {**common, "kind": "llm", "source": llm_source(config, base), "provenance": llm_provenance(config, base),
             "layers": llm["inputs"][inputs]["layers"], "per_head": llm["inputs"][inputs].get("per_head", False),
-            "batch_size": llm["batch_size"], "device": llm["device"],
+            "batch_size": llm["batch_size"], "device": llm["device"], "dtype": llm["dtype"],
             "intervention": {key: variant.get(key) for key in ("replace_embedding", "ntk_factor")} if variant else None}
 
 
@@ -300,7 +313,9 @@ def c5_runs(config: dict) -> dict[str, dict[str, str]]:
     named = {}
     for name in C5_CLAIMS:
         named |= {role: run for role, run in claim_arguments(config, name).items() if role in C5_ROLES and isinstance(run, str)}
-    return {model: {role: f"{model}/{run}" for role, run in named.items()} for model in config["llm"]["models"]}
+    sets = {run.rsplit("_", 1)[0] for run in named.values()}
+    models = [model for model in config["llm"]["models"] if all(model in set_models(config, s) for s in sets)]
+    return {model: {role: f"{model}/{run}" for role, run in named.items()} for model in models}
 
 
 def simulation_claim_variants(config: dict) -> list[str]:
@@ -310,7 +325,7 @@ def simulation_claim_variants(config: dict) -> list[str]:
 
 def position_runs(config: dict) -> dict:
     """The runs claims C6-C9 read (where absolute position comes from), each as ``<source>/<run>``."""
-    models = config["llm"]["models"]
+    models = position_models(config)
     c6, c7, c8, c9 = (claim_arguments(config, name) for name in POSITION_CLAIMS)
     first = run_name(c7["inputs"], "causal")
     replacements = [c7["replacement"], *c7["control_replacements"], *c7["recorded_replacements"]]
@@ -338,17 +353,22 @@ def position_runs(config: dict) -> dict:
     }
 
 
+def position_models(config: dict) -> list[str]:
+    """The models claims C6-C9 read: those that read C7's token set (C6 and C9 read the same)."""
+    return set_models(config, claim_arguments(config, "C7")["inputs"])
+
+
 def patching_settings(config: dict, model: str) -> dict:
     """Claim C9's patches on one model (behind_rope.patching), and the closed-system check of position 0 on
     the first 32 tokens of the same sequences."""
     c9 = claim_arguments(config, "C9")
     return {"model": model, "source": llm_source(config, model), "device": config["llm"]["device"],
-            "layers": c9["layers"], "control_position_fraction": c9["control_position_fraction"],
+            "dtype": config["llm"]["dtype"], "layers": c9["layers"], "control_position_fraction": c9["control_position_fraction"],
             "batch_size": config["llm"]["batch_size"], "closed_system_seq_len": 32}
 
 
 def patching_files(config: dict) -> list[str]:
-    return [f"results/position/{model}/patching.json" for model in config["llm"]["models"]]
+    return [f"results/position/{model}/patching.json" for model in position_models(config)]
 
 
 PAPER_CLAIMS = ("C1", "C2", "C3", "C4", *C5_CLAIMS)

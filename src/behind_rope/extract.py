@@ -245,7 +245,7 @@ def load_score_model(settings: dict):
         return load_twin(settings["source"]["twin"]), torch.device("cpu"), torch.float32
     from behind_rope.llm import load_model
 
-    device, dtype = pick_device(settings["device"])
+    device, dtype = pick_device(settings["device"], settings["dtype"])
     ntk_factor = (settings.get("intervention") or {}).get("ntk_factor") or 1.0
     return load_model(settings["source"], settings["model"], device, dtype, ntk_factor), device, dtype
 
@@ -301,7 +301,10 @@ def score_run(settings: dict, tokens_path, loaded=None) -> tuple[dict[str, np.nd
         metadata["token_set"] = json.loads(token_set.read_text())
     if settings["kind"] == "llm":  # pretrained models may mix full and sliding-window attention
         layer_types = getattr(config, "layer_types", None) or ["full_attention"] * total
-        metadata |= {"architecture": config.model_type, "provenance": settings["provenance"],
+        from behind_rope.llm import parameter_count
+
+        metadata |= {"architecture": config.model_type, "parameters": parameter_count(model),
+                     "provenance": settings["provenance"],
                      "intervention": settings.get("intervention"),
                      "layer_types": [layer_types[i] for i in layers],
                      "sliding_window": getattr(config, "sliding_window", None)}

@@ -75,6 +75,16 @@ def load_model(source: dict, name: str, device: torch.device, dtype: torch.dtype
     return model.to(device).eval()
 
 
+def parameter_count(model) -> int:
+    """The parameters of the whole model, also when only its first layers were dequantised
+    (``dequantised_layers`` in its config): the layers left out are counted as copies of layer 0."""
+    counted = sum(p.numel() for p in model.parameters())  # a tied LM head is counted once
+    cut = getattr(model.config.get_text_config(), "dequantised_layers", None)
+    if cut:
+        counted += (cut["of"] - cut["first"]) * sum(p.numel() for p in model.base_model.layers[0].parameters())
+    return int(counted)
+
+
 def load_tokenizer(source: dict):
     """The model's tokenizer: from the source's own tokenizer folder when it has one, else where the model is."""
     from transformers import AutoTokenizer

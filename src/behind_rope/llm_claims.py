@@ -117,6 +117,9 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
             "all_layers_text": table(text, [r["layer"] for r in metrics[text]["layers"]]),
             "by_layer_type": layer_type_comparison(metrics[text]),
             "inputs": {key: metrics[text]["metadata"][key] for key in ("sequences", "seq_len", "dtype", "device")},
+            # the whole model's size and architecture (behind_rope.ladder orders and pairs the models by them)
+            "parameters": metrics[text]["metadata"].get("parameters"),
+            "architecture": metrics[text]["metadata"].get("architecture"),
         }
 
         def large(r):
@@ -158,6 +161,8 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
                 "visible_share")
         lower = {str(layer): _below_in_every_part(row(figure5, layer), "start_deficit_visible", c5d["below"])
                  for layer in checked}
+        reliable = [layer for layer in c5d["layers"]
+                    if row(figure5, layer)["drawn_reliability"] >= c5d["figure5_min_reliability"]]
         direction[model] = {
             "passed": bool(checked) and all(lower.values()),
             "layers_where_c5a_holds": checked,
@@ -167,6 +172,10 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
             "figure5": table(figure5, [r["layer"] for r in metrics[figure5]["layers"]], keys),
             "iid_tokens": table(iid, c5d["layers"], ("start_deficit_visible", "start_deficit_visible_halves",
                                                      "start_deficit_paper")),
+            # Figure 5's own quality, not a part of C5d's verdict: are its panels reliable enough to read?
+            "figure5_reliability": {
+                "layers_reaching": reliable, "minimum": c5d["figure5_min_reliability"],
+                "passed": len(reliable) >= c5d["figure5_min_layers"]},
             "figure5_inputs": {**{key: metrics[figure5]["metadata"][key] for key in ("sequences", "seq_len", "device")},
                                "sampling": metrics[figure5]["metadata"].get("token_set", {}).get("sampling")},
         }

@@ -93,7 +93,7 @@ def claim_values(claims: dict, settings: dict) -> dict[str, str]:
 
     values |= paper_c3.c3_values(claims["C3"], arguments["C3"], settings)
     values |= _c4_values(claims["C4"], arguments["C4"])
-    values |= paper_llm.c5_values(claims, settings)
+    values |= paper_llm.c5_values(claims, settings) | paper_llm.ladder_values(claims)
     values |= paper_position.position_values(claims, settings)
     values |= measure_values(settings["measures"])
     return values
@@ -385,6 +385,7 @@ def write_paper_inputs(claims: dict, training: dict, data_stats: dict, settings:
         "c5c_table.tex": paper_llm.c5c_table(claims),
         "c5d_table.tex": paper_llm.c5d_table(claims),
         "decomposition_table.tex": paper_llm.decomposition_table(claims),
+        "ladder_table.tex": paper_llm.ladder_table(claims),
         "position_table.tex": paper_position.position_table(claims, settings),
         "provenance.tex": provenance_table(settings, commit),
         "preregistration.tex": preregistration_tex(entries, settings["measures"]),

@@ -3,6 +3,7 @@ every run: LaTeX from results/claims.json, never typed in."""
 
 from __future__ import annotations
 
+from behind_rope import ladder
 from behind_rope.paper_format import listing, model_name, models, number, quote_tex, span, verdict
 
 PARTS = (("relative_share", "rel."), ("query_offset_share", "offset"), ("visible_share", "visible"))
@@ -115,11 +116,30 @@ def c5_values(claims: dict, settings: dict) -> dict[str, str]:
         "c5d.sink_span": span([row["sink"] for row in judged]),
         "c5d.iid_span": ranging(iid), "c5d.iid_direction": _direction(iid),
         "c5d.iid_layers": str(len([v for v in iid if _defined(v)])),
-        "fig5.sequences": number(figure5["sequences"]), "fig5.seq_len": number(figure5["seq_len"]),
+        "fig5.sequences": _per_model_count({name: model["figure5_inputs"]["sequences"] for name, model in d.items()}),
+        "fig5.seq_len": number(figure5["seq_len"]),
         "fig5.sampling": (figure5["sampling"] or "n/a").replace("_", r"\_"),
         "fig5.drawn_span": span(drawn), "fig5.layers": listing(d_args["layers"]),
+        "fig5.reliable": _reliable_sentence(d, d_args),
     }
     return values
+
+
+def _reliable_sentence(direction: dict, args: dict) -> str:
+    """Whether every model's Figure 5 panels reach the recorded reliability in enough layers."""
+    short = [name for name, model in direction.items() if not model["figure5_reliability"]["passed"]]
+    rule = f"{number(args['figure5_min_reliability'])} in at least {args['figure5_min_layers']} of them"
+    if not short:
+        return f"every model's panels reach {rule}."
+    return f"the panels of {models(short)} fall short of {rule}, so read them with care."
+
+
+def _per_model_count(counts: dict[str, int]) -> str:
+    """'128', or '128 (gemma3: 224)' when some models differ from the most common count."""
+    values = list(counts.values())
+    common = max(set(values), key=values.count)
+    others = [f"{model_name(name)}: {number(count)}" for name, count in counts.items() if count != common]
+    return number(common) + (f" ({', '.join(others)})" if others else "")
 
 
 def c5a_table(claims: dict) -> str:
@@ -229,3 +249,60 @@ def decomposition_table(claims: dict) -> str:
         lines.append(f"{label} & {' & '.join(cells)} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
+
+
+LADDER_COLUMNS = (("structure", "structure"), ("magnitude", "magnitude"), ("first_keys", "first keys"),
+                  ("direction", "direction"), ("reliability", "fig.~5 $r$"))
+
+
+def ladder_table(claims: dict) -> str:
+    """The scale ladder: per model (smallest first) and decided layer, C5's four measures, the Figure 5 panel's
+    split-half reliability, and the model's C5a-C5d verdicts."""
+    rows = ladder.ladder_rows(claims)
+    lines = [r"\begin{tabular}{@{}lrrrrrrrc@{}}", r"\toprule",
+             "model & parameters & layer & " + " & ".join(label for _, label in LADDER_COLUMNS)
+             + r" & C5a--d \\", r"\midrule"]
+    for k, row in enumerate(rows):
+        first = k == 0 or rows[k - 1]["model"] != row["model"]
+        if first and k:
+            lines.append(r"\addlinespace")
+        model = [model_name(row["model"]), f"{row['parameters'] / 1e6:,.0f}M".replace(",", "{,}")] if first else ["", ""]
+        cells = [number(row[key], 1 if key == "first_keys" else 3 if key == "direction" else 2) for key, _ in LADDER_COLUMNS]
+        verdicts = "".join("P" if passed else "F" for passed in row["verdicts"].values()) if first else ""
+        lines.append(" & ".join([*model, str(row["layer"]), *cells, verdicts]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def _moves(before: dict, after: dict) -> str:
+    """'structure 0.62 to 0.71, magnitude ...': each measure's mean over the decided layers, before and after."""
+    return ", ".join(f"{label.replace('~', ' ').replace('$r$', 'reliability')} {number(before[key])} to {number(after[key])}"
+                     for key, label in LADDER_COLUMNS)
+
+
+def ladder_values(claims: dict) -> dict[str, str]:
+    """The paper's sentences on the scale ladder, from the numbers: what changes between the sizes of one family,
+    and which measures move the same way along every model ordered by size."""
+    means = ladder.model_means(claims)
+    order = list(means)
+    family_sentences = []
+    for names in ladder.families(claims).values():
+        small, large = means[names[0]], means[names[-1]]
+        changed = [part for part in ("C5a", "C5b", "C5c", "C5d") if small["verdicts"][part] != large["verdicts"][part]]
+        verdicts = ("no verdict of C5a to C5d changes" if not changed else
+                    "; ".join(f"{part} goes from {'pass' if small['verdicts'][part] else 'fail'} to "
+                              f"{'pass' if large['verdicts'][part] else 'fail'}" for part in changed))
+        family_sentences.append(
+            f"From {model_name(names[0])} to {model_name(names[-1])} ({large['parameters'] / small['parameters']:.1f} "
+            f"times the parameters, the same architecture), the means over the decided layers move so: "
+            f"{_moves(small, large)}; {verdicts}.")
+    trends = {label: ladder.trend([means[m][key] for m in order]) for key, label in LADDER_COLUMNS}
+    monotone = [f"{label.replace('~', ' ').replace('$r$', 'reliability')} {how}" for label, how in trends.items()
+                if how != "mixed"]
+    return {
+        "ladder.models": models(order),
+        "ladder.family": " ".join(family_sentences) or "No two models here share an architecture.",
+        "ladder.trend": ("Along all the models, smallest to largest, "
+                         + (", ".join(monotone) + " with every step; the other measures go up and down."
+                            if monotone else "no measure moves the same way with every step in size.")),
+    }

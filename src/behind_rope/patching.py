@@ -165,7 +165,7 @@ def patching_check(settings: dict, tokens_path) -> dict:
     from behind_rope.extract import closed_system_check
     from behind_rope.llm import auto_batch_size, load_model
 
-    device, dtype = pick_device(settings["device"])
+    device, dtype = pick_device(settings["device"], settings["dtype"])
     model = load_model(settings["source"], settings["model"], device, dtype)
     tokens = torch.from_numpy(np.load(tokens_path))
     control_position = int(settings["control_position_fraction"] * tokens.shape[1])

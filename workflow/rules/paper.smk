@@ -13,6 +13,7 @@ PAPER_INPUTS = [
     "c5c_table.tex",
     "c5d_table.tex",
     "decomposition_table.tex",
+    "ladder_table.tex",
     "position_table.tex",
     "provenance.tex",
     "preregistration.tex",
