@@ -251,8 +251,10 @@ def decomposition_table(claims: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-LADDER_COLUMNS = (("structure", "structure"), ("magnitude", "magnitude"), ("first_keys", "first keys"),
-                  ("direction", "direction"), ("reliability", "fig.~5 $r$"))
+# (measure, table header, name in the text)
+LADDER_COLUMNS = (("structure", "structure", "structure"), ("magnitude", "magnitude", "magnitude"),
+                  ("first_keys", "first keys", "first keys"), ("direction", "direction", "direction"),
+                  ("reliability", "fig.~5 $r$", "fig. 5 reliability"))
 
 
 def ladder_table(claims: dict) -> str:
@@ -260,14 +262,14 @@ def ladder_table(claims: dict) -> str:
     split-half reliability, and the model's C5a-C5d verdicts."""
     rows = ladder.ladder_rows(claims)
     lines = [r"\begin{tabular}{@{}lrrrrrrrc@{}}", r"\toprule",
-             "model & parameters & layer & " + " & ".join(label for _, label in LADDER_COLUMNS)
+             "model & parameters & layer & " + " & ".join(header for _, header, _ in LADDER_COLUMNS)
              + r" & C5a--d \\", r"\midrule"]
     for k, row in enumerate(rows):
         first = k == 0 or rows[k - 1]["model"] != row["model"]
         if first and k:
             lines.append(r"\addlinespace")
         model = [model_name(row["model"]), f"{row['parameters'] / 1e6:,.0f}M".replace(",", "{,}")] if first else ["", ""]
-        cells = [number(row[key], 1 if key == "first_keys" else 3 if key == "direction" else 2) for key, _ in LADDER_COLUMNS]
+        cells = [number(row[key], 1 if key == "first_keys" else 3 if key == "direction" else 2) for key, _, _ in LADDER_COLUMNS]
         verdicts = "".join("P" if passed else "F" for passed in row["verdicts"].values()) if first else ""
         lines.append(" & ".join([*model, str(row["layer"]), *cells, verdicts]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
@@ -276,8 +278,7 @@ def ladder_table(claims: dict) -> str:
 
 def _moves(before: dict, after: dict) -> str:
     """'structure 0.62 to 0.71, magnitude ...': each measure's mean over the decided layers, before and after."""
-    return ", ".join(f"{label.replace('~', ' ').replace('$r$', 'reliability')} {number(before[key])} to {number(after[key])}"
-                     for key, label in LADDER_COLUMNS)
+    return ", ".join(f"{name} {number(before[key])} to {number(after[key])}" for key, _, name in LADDER_COLUMNS)
 
 
 def ladder_values(claims: dict) -> dict[str, str]:
@@ -288,7 +289,7 @@ def ladder_values(claims: dict) -> dict[str, str]:
     family_sentences = []
     for names in ladder.families(claims).values():
         small, large = means[names[0]], means[names[-1]]
-        changed = [part for part in ("C5a", "C5b", "C5c", "C5d") if small["verdicts"][part] != large["verdicts"][part]]
+        changed = [part for part in ladder.C5_PARTS if small["verdicts"][part] != large["verdicts"][part]]
         verdicts = ("no verdict of C5a to C5d changes" if not changed else
                     "; ".join(f"{part} goes from {'pass' if small['verdicts'][part] else 'fail'} to "
                               f"{'pass' if large['verdicts'][part] else 'fail'}" for part in changed))
@@ -296,9 +297,8 @@ def ladder_values(claims: dict) -> dict[str, str]:
             f"From {model_name(names[0])} to {model_name(names[-1])} ({large['parameters'] / small['parameters']:.1f} "
             f"times the parameters, the same architecture), the means over the decided layers move so: "
             f"{_moves(small, large)}; {verdicts}.")
-    trends = {label: ladder.trend([means[m][key] for m in order]) for key, label in LADDER_COLUMNS}
-    monotone = [f"{label.replace('~', ' ').replace('$r$', 'reliability')} {how}" for label, how in trends.items()
-                if how != "mixed"]
+    trends = {name: ladder.trend([means[m][key] for m in order]) for key, _, name in LADDER_COLUMNS}
+    monotone = [f"{name} {how}" for name, how in trends.items() if how != "mixed"]
     return {
         "ladder.models": models(order),
         "ladder.family": " ".join(family_sentences) or "No two models here share an architecture.",
