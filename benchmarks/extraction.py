@@ -234,8 +234,6 @@ def compare(args) -> None:
     for needed in ([] if args.model.startswith("random:") else [args.model, args.tokens]):
         if not Path(needed).exists():
             raise SystemExit(f"Error: {needed} is missing; run `snakemake --cores all {needed}` first.")
-    if not args.model.startswith("random:"):
-        args.seq_len = int(np.load(args.tokens, mmap_mode="r").shape[1])
     print(f"model {args.model}, {args.sequences} timed sequences of {args.seq_len} tokens (+1 warm-up), "
           f"device {args.device}, {args.repeats} alternating repeats per method; the reference on "
           f"{args.reference_sequences or args.sequences} of them")
@@ -289,9 +287,16 @@ def compare(args) -> None:
 def update_docs(args, rows) -> None:
     from results_doc import update
 
-    lines = [f"_Measured by `python benchmarks/extraction.py --update-docs`: {Path(args.model).parent.name}, "
-             f"{args.sequences} sequences of {np.load(args.tokens).shape[1]} tokens, {args.threads} threads, "
-             f"median of {args.repeats} alternating runs._\n",
+    model = args.model if args.model.startswith("random:") else Path(args.model).parent.name
+    arguments = sys.argv[1:]
+    if "--from-json" in arguments:  # the command that measured, not the one that wrote the table
+        at = arguments.index("--from-json")
+        arguments = arguments[:at] + arguments[at + 2:] + ["--update-docs"]
+    command = " ".join(arguments)
+    reference = f" (the reference on {args.reference_sequences})" if args.reference_sequences else ""
+    lines = [f"_Measured by `python benchmarks/extraction.py {command}`: {model}, {args.sequences} sequences"
+             f"{reference} of {args.seq_len} tokens, {args.threads} threads, median of {args.repeats} alternating "
+             "runs._\n",
              "| layers recorded | device, dtype | ours: tokens/s, peak MB | reference: tokens/s, peak MB | speed-up "
              "| memory ratio (ours / reference) | max relative difference | capture / matmul GFLOP/s (ratio) |",
              "|---|---|---|---|---|---|---|---|"]
@@ -323,8 +328,14 @@ def main() -> None:
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--method", choices=["ours", "reference", "matmul"], help=argparse.SUPPRESS)
     parser.add_argument("--layers", help=argparse.SUPPRESS)
+    parser.add_argument("--from-json", help="only rewrite the docs table from an --output file of an earlier run "
+                        "(a GPU machine's), given the same arguments")
     args = parser.parse_args()
-    if args.child:
+    if not args.model.startswith("random:") and Path(args.tokens).exists():
+        args.seq_len = int(np.load(args.tokens, mmap_mode="r").shape[1])
+    if args.from_json:
+        update_docs(args, json.loads(Path(args.from_json).read_text()))
+    elif args.child:
         child(args)
     else:
         compare(args)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from behind_rope.extract import SCORES, ScoreRecorder, record_scores, repeat_kv
+from behind_rope.extract import SCORES, ScoreRecorder, _StopForward, record_scores, repeat_kv
 from behind_rope.llm import (
     ModelSourceError,
     auto_batch_size,
@@ -270,3 +270,14 @@ def test_the_variants_of_a_model_in_one_process_equal_separate_runs(tmp_path):
     assert np.array_equal(means[0], means[2], equal_nan=True)  # the identity control changes nothing ...
     assert not np.array_equal(means[0], means[1], equal_nan=True)  # ... the mean embedding does
     assert not np.array_equal(means[0], means[3], equal_nan=True)  # ... and so does NTK scaling
+
+
+def test_per_head_records_stay_on_the_device_of_the_scores():
+    # On a GPU the per-half counts were made on the CPU and the end of a per-head run crashed
+    # (benchmarks/gpu_path.py found it); meta tensors stand in for a GPU here.
+    recorder = ScoreRecorder([0], per_head=True)
+    query, key = torch.zeros(3, 2, 5, 4, device="meta"), torch.zeros(3, 2, 5, 4, device="meta")
+    allowed = torch.ones(5, 5, dtype=torch.bool, device="meta").tril()[None, None]
+    with pytest.raises(_StopForward):  # the last recorded layer ends the forward pass
+        recorder.add(0, query, key, 0.5, allowed)
+    assert {tensor.device.type for tensor in recorder.head_sums[0].values()} == {"meta"}

@@ -98,7 +98,7 @@ class ScoreRecorder:
         for name, values in (("log_z", log_z), ("sink", sink)):
             by_half = torch.stack([values[row].sum(0, dtype=torch.float64) for row in rows])
             sums[name] = sums[name] + by_half if name in sums else by_half
-        counts = torch.tensor([len(range(len(query))[row]) for row in rows], dtype=torch.float64)
+        counts = torch.tensor([len(range(len(query))[row]) for row in rows], dtype=torch.float64, device=query.device)
         sums["count"] = sums["count"] + counts if "count" in sums else counts
 
     def result(self) -> dict[str, np.ndarray]:

@@ -1,0 +1,164 @@
+"""The pipeline's GPU path against its CPU path, side by side in one run (needs a CUDA GPU).
+
+No hub is reachable from a lent GPU machine, so the models are random-initialised with the shapes of
+the default scale: a Llama of SmolLM2-135M's shapes for the score capture, and the default twin.
+
+1. Score capture (``behind_rope.extract.record_scores``, per-head records on): the same tokens on the
+   CPU in float32 (the reference), on CUDA in float32, and on CUDA in bf16 (the GPU default,
+   ``llm.dtype: auto``).  For each array it prints the largest difference relative to the reference's
+   largest magnitude, and the speed-up in tokens/s.
+2. Twin training (``behind_rope.train.train_twin``): the same steps, seed and batches on the CPU in
+   float32 and on CUDA with bf16 autocast (the GPU default, ``training.device: auto``); it prints both
+   loss curves' last values and the speed-up.
+
+    python benchmarks/gpu_path.py --output gpu_path.json --update-docs
+    python benchmarks/gpu_path.py --from-json gpu_path.json   # the docs table from a GPU machine's file
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# SmolLM2-135M's shapes (config.json of HuggingFaceTB/SmolLM2-135M), random weights.
+SMOLLM2_SHAPES = {"vocab_size": 49152, "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
+                  "num_attention_heads": 9, "num_key_value_heads": 3, "head_dim": 64, "rope_theta": 100000.0,
+                  "max_position_embeddings": 8192, "tie_word_embeddings": True}
+
+
+def random_llm(device: torch.device, dtype: torch.dtype):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(**SMOLLM2_SHAPES))  # initialised on the CPU: the same weights everywhere
+    return model.to(device=device, dtype=dtype).eval()
+
+
+def time_capture(device: torch.device, dtype: torch.dtype, tokens: torch.Tensor, layers: int, batch: int) -> dict:
+    from behind_rope.extract import record_scores
+
+    model = random_llm(device, dtype)
+    record_scores(model, [tokens[:1]], range(layers), per_head=True)  # warm-up (kernels, allocator)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    arrays = record_scores(model, tokens.split(batch), range(layers), per_head=True).result()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - started
+    return {"arrays": arrays, "tokens_per_second": tokens.numel() / seconds}
+
+
+def compare_capture(args) -> list[dict]:
+    generator = torch.Generator().manual_seed(1)
+    tokens = torch.randint(0, SMOLLM2_SHAPES["vocab_size"], (args.sequences, args.seq_len), generator=generator)
+    runs = {"cpu, float32": time_capture(torch.device("cpu"), torch.float32, tokens, args.layers, args.batch_size),
+            "cuda, float32": time_capture(torch.device("cuda"), torch.float32, tokens, args.layers, args.batch_size),
+            "cuda, bfloat16": time_capture(torch.device("cuda"), torch.bfloat16, tokens, args.layers, args.batch_size)}
+    reference = runs["cpu, float32"]
+    rows = []
+    for name, run in runs.items():
+        differences = {}
+        for key, expected in reference["arrays"].items():
+            got = run["arrays"][key]
+            if not np.issubdtype(np.asarray(expected).dtype, np.floating):
+                continue
+            finite = np.isfinite(expected)
+            scale = np.abs(expected[finite]).max() or 1.0
+            differences[key] = float(np.abs(got[finite] - expected[finite]).max() / scale)
+        rows.append({"run": name, "tokens_per_second": run["tokens_per_second"],
+                     "speedup": run["tokens_per_second"] / reference["tokens_per_second"],
+                     "max_relative_difference": differences})
+    return rows
+
+
+def compare_training(args) -> list[dict]:
+    from behind_rope.models import TwinSize
+    from behind_rope.train import TrainSettings, train_twin
+
+    size = TwinSize(vocab_size=8192, hidden_size=256, layers=4, heads=4, kv_heads=1, head_dim=64,
+                    intermediate_size=512, max_positions=64)  # config/config.yaml's training.model
+    settings = TrainSettings(steps=args.train_steps, batch_size=16, learning_rate=0.002, warmup_steps=25,
+                             weight_decay=0.1, checkpoint_every=10**6, eval_sequences=64, seed=0)
+    rng = np.random.default_rng(0)
+    train_ids = rng.integers(0, 8192, (2048, 64)).astype(np.int64)
+    valid_ids = rng.integers(0, 8192, (64, 64)).astype(np.int64)
+    rows = []
+    for device in ("cpu", "cuda"):
+        with tempfile.TemporaryDirectory() as resume:
+            started = time.perf_counter()
+            _, history, summary = train_twin("rope", size, settings, train_ids, valid_ids, resume, device, progress=False)
+            seconds = time.perf_counter() - started
+        rows.append({"device": summary["device"], "dtype": summary["dtype"] + (" autocast" if device == "cuda" else ""),
+                     "seconds": seconds, "first_loss": history[0]["train_loss"], "last_loss": history[-1]["train_loss"],
+                     "validation_loss": summary["validation_loss"]})
+    rows[1]["speedup"] = rows[0]["seconds"] / rows[1]["seconds"]
+    return rows
+
+
+def update_docs(result: dict) -> None:
+    from results_doc import update
+
+    capture, training = result["capture"], result["training"]
+    keys = ("mean_scores", "log_z", "sink")
+    lines = [f"_Measured by `python benchmarks/gpu_path.py --update-docs` on one {result['gpu']} (torch "
+             f"{result['torch']}), the CPU path on {result['cpu_threads']} threads of the same machine: a random "
+             f"Llama of SmolLM2-135M's shapes, {capture['sequences']} sequences of {capture['seq_len']} tokens, its "
+             f"first {capture['layers']} layers with per-head records; the default twin, {training['steps']} steps._\n",
+             "| score capture | tokens/s | speed-up | max relative difference from the CPU's: "
+             + ", ".join(f"`{key}`" for key in keys) + " |", "|---|---|---|---|"]
+    for row in capture["rows"]:
+        differences = ", ".join(f"{row['max_relative_difference'][key]:.1e}" for key in keys)
+        lines.append(f"| {row['run']} | {row['tokens_per_second']:.0f} | {row['speedup']:.1f}x | {differences} |")
+    lines += ["", "| twin training | seconds | speed-up | train loss, first / last step | held-out loss |",
+              "|---|---|---|---|---|"]
+    for row in training["rows"]:
+        speedup = f"{row['speedup']:.1f}x" if "speedup" in row else "1.0x"
+        lines.append(f"| {row['device']}, {row['dtype']} | {row['seconds']:.1f} | {speedup} | "
+                     f"{row['first_loss']:.3f} / {row['last_loss']:.3f} | {row['validation_loss']:.3f} |")
+    update("gpu_path", "\n".join(lines))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sequences", type=int, default=16)
+    parser.add_argument("--seq-len", type=int, default=1024)
+    parser.add_argument("--layers", type=int, default=4, help="layers recorded (the first N)")
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--train-steps", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads of the CPU reference")
+    parser.add_argument("--output", help="write the results as JSON here")
+    parser.add_argument("--update-docs", action="store_true", help="rewrite the gpu_path table of docs/results.md")
+    parser.add_argument("--from-json", help="only rewrite that table from an --output file of an earlier run")
+    args = parser.parse_args()
+    if args.from_json:
+        update_docs(json.loads(Path(args.from_json).read_text()))
+        return
+    if not torch.cuda.is_available():
+        sys.exit("gpu_path.py compares the GPU path with the CPU path: it needs a CUDA GPU")
+    torch.set_num_threads(args.threads)
+    result = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cpu_threads": args.threads,
+              "capture": {"sequences": args.sequences, "seq_len": args.seq_len, "layers": args.layers,
+                          "rows": compare_capture(args)},
+              "training": {"steps": args.train_steps, "rows": compare_training(args)}}
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.output:
+        Path(args.output).write_text(text)
+    if args.update_docs:
+        update_docs(result)
+
+
+if __name__ == "__main__":
+    main()
