@@ -31,10 +31,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "src"))
 from behind_rope import atomic, experiments  # noqa: E402
-from behind_rope.claims import claim_c3  # noqa: E402
+from behind_rope.claims.decide import claim_c3  # noqa: E402
+from behind_rope.claims.gate import verdicts  # noqa: E402
+from behind_rope.claims.panels import panel_statistics  # noqa: E402
 from behind_rope.config import load  # noqa: E402
-from behind_rope.gate import verdicts  # noqa: E402
-from behind_rope.panels import panel_statistics  # noqa: E402
 from conftest import copy_workflow  # noqa: E402
 from results_doc import update  # noqa: E402
 

@@ -1,8 +1,8 @@
-"""GGUF -> float32 Hugging Face folder: transformers' own path against behind_rope.dequantize, side by side.
+"""GGUF -> float32 Hugging Face folder: transformers' own path against behind_rope.llm.dequantize, side by side.
 
-Reference: ``behind_rope.dequantize.reference_cache_gguf_model``, the code of
-``behind_rope.dequantize.cache_gguf_model`` before the fast path (``from_pretrained(gguf_file=...)``).
-Ours: ``behind_rope.dequantize.cache_gguf_model_fast``.
+Reference: ``behind_rope.llm.dequantize.reference_cache_gguf_model``, the code of
+``behind_rope.llm.dequantize.cache_gguf_model`` before the fast path (``from_pretrained(gguf_file=...)``).
+Ours: ``behind_rope.llm.dequantize.cache_gguf_model_fast``.
 
 For each model, each method runs in its own child process (timed from the parent, interpreter start
 and imports included, as a workflow rule pays them), alternating which goes first, ``--repeats``
@@ -62,7 +62,7 @@ def run_child(method: str, gguf_path: Path, output: Path, threads: int | None,
 
 
 def child(method: str, gguf_path: str, output: str, threads: int | None, layers: int | None = None) -> None:
-    from behind_rope import dequantize
+    from behind_rope.llm import dequantize
 
     kwargs = {"threads": threads} if method == "fast" and threads else {}
     if layers:

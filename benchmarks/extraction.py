@@ -5,7 +5,7 @@ where each layer hands back its pre-softmax scores (the notebooks patched transf
 here the same eager computation is registered as an attention function), and the per-layer,
 per-head score tensors are summed over sequences afterwards.
 
-Ours (``behind_rope.extract.record_scores``): the registered capture function, float64 running
+Ours (``behind_rope.llm.extract.record_scores``): the registered capture function, float64 running
 sums over heads and sequences, and a forward that stops after the last layer it needs.
 
 Each method runs in its own child process (so peak memory is its own), alternating, ``--repeats``
@@ -140,7 +140,7 @@ def child(args) -> None:
     import torch
 
     from behind_rope.device import pick_device
-    from behind_rope.extract import record_scores
+    from behind_rope.llm.extract import record_scores
 
     torch.set_num_threads(args.threads)
     device, dtype = pick_device(args.device)
@@ -192,7 +192,7 @@ def load_benchmark_model(name: str, layers: str, device, dtype):
     many layers as the capture runs (it stops after the last one it records)."""
     import torch
 
-    from behind_rope.llm import load_model
+    from behind_rope.llm.loading import load_model
 
     if not name.startswith("random:"):
         return load_model({"local": name}, "benchmark", device, dtype)

@@ -3,11 +3,11 @@
 No hub is reachable from a lent GPU machine, so the models are random-initialised with the shapes of
 the default scale: a Llama of SmolLM2-135M's shapes for the score capture, and the default twin.
 
-1. Score capture (``behind_rope.extract.record_scores``, per-head records on): the same tokens on the
+1. Score capture (``behind_rope.llm.extract.record_scores``, per-head records on): the same tokens on the
    CPU in float32 (the reference), on CUDA in float32, and on CUDA in bf16 (the GPU default,
    ``llm.dtype: auto``).  For each array it prints the largest difference relative to the reference's
    largest magnitude, and the speed-up in tokens/s.
-2. Twin training (``behind_rope.train.train_twin``): the same steps, seed and batches on the CPU in
+2. Twin training (``behind_rope.twins.train.train_twin``): the same steps, seed and batches on the CPU in
    float32 and on CUDA with bf16 autocast (the GPU default, ``training.device: auto``); it prints both
    loss curves' last values and the speed-up.
 
@@ -46,7 +46,7 @@ def random_llm(device: torch.device, dtype: torch.dtype):
 
 
 def time_capture(device: torch.device, dtype: torch.dtype, tokens: torch.Tensor, layers: int, batch: int) -> dict:
-    from behind_rope.extract import record_scores
+    from behind_rope.llm.extract import record_scores
 
     model = random_llm(device, dtype)
     record_scores(model, [tokens[:1]], range(layers), per_head=True)  # warm-up (kernels, allocator)
@@ -84,8 +84,8 @@ def compare_capture(args) -> list[dict]:
 
 
 def compare_training(args) -> list[dict]:
-    from behind_rope.models import TwinSize
-    from behind_rope.train import TrainSettings, train_twin
+    from behind_rope.twins.model import TwinSize
+    from behind_rope.twins.train import TrainSettings, train_twin
 
     size = TwinSize(vocab_size=8192, hidden_size=256, layers=4, heads=4, kv_heads=1, head_dim=64,
                     intermediate_size=512, max_positions=64)  # config/config.yaml's training.model

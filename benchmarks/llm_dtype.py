@@ -4,7 +4,7 @@ how much the measurement moves.
 For each model, the first ``--rows`` sequences of its Figure 5 token set (results/inputs/<model>/fig5.npy)
 go through the first 4 layers in each dtype, alternating which goes first, ``--repeats`` times (the best
 time of each is kept; the model is loaded once per dtype, outside the timing).  Then, per layer, three
-correlations over the panel as drawn (diagonal-normalised block means, ``behind_rope.metrics``):
+correlations over the panel as drawn (diagonal-normalised block means, ``behind_rope.maths.metrics``):
 
 - float32 against bfloat16 on the same rows: how much the dtype moves the drawn pattern;
 - the two halves of the rows, in float32: the sampling noise the claims already live with;
@@ -36,7 +36,7 @@ GRID = 256  # what Figure 5 draws per side at most
 
 
 def record(model, tokens, batch_size: int):
-    from behind_rope.extract import record_scores
+    from behind_rope.llm.extract import record_scores
 
     started = time.perf_counter()
     recorder = record_scores(model, tokens.split(batch_size), range(LAYERS))
@@ -44,7 +44,8 @@ def record(model, tokens, batch_size: int):
 
 
 def drawn(matrix):
-    from behind_rope.metrics import block_mean, diagonal_normalise
+    from behind_rope.maths.blocks import block_mean
+    from behind_rope.maths.metrics import diagonal_normalise
 
     return block_mean(diagonal_normalise(matrix), GRID)
 
@@ -57,7 +58,7 @@ def correlation(a, b) -> float:
 def measure(name: str, rows: int, repeats: int, batch_size: int) -> list[dict]:
     import torch
 
-    from behind_rope.llm import load_model
+    from behind_rope.llm.loading import load_model
 
     tokens = torch.from_numpy(np.load(ROOT / "results" / "inputs" / name / "fig5.npy")[:rows])
     source = {"local": str(ROOT / "results" / "models" / name / "hf")}

@@ -1,4 +1,4 @@
-"""glibc's default malloc against the jobs' allocator settings (behind_rope.allocator), side by side.
+"""glibc's default malloc against the jobs' allocator settings (behind_rope.pipeline.allocator), side by side.
 
 Each measurement runs in a fresh child process, alternating default / tuned ``--repeats`` times,
 and reports the median of:
@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from threads import child_result, twin_training_step  # noqa: E402
 
-from behind_rope.allocator import GLIBC_MALLOC_ENV  # noqa: E402
+from behind_rope.pipeline.allocator import GLIBC_MALLOC_ENV  # noqa: E402
 
 
 def digest(arrays) -> str:
@@ -43,7 +43,7 @@ def digest(arrays) -> str:
 
 
 def train(args) -> tuple[float, str]:
-    from behind_rope.models import weights
+    from behind_rope.twins.model import weights
 
     model, step = twin_training_step()
     start = time.perf_counter()
@@ -55,8 +55,8 @@ def train(args) -> tuple[float, str]:
 def scores(args) -> tuple[float, str]:
     import torch
 
-    from behind_rope.extract import record_scores
-    from behind_rope.llm import load_model
+    from behind_rope.llm.extract import record_scores
+    from behind_rope.llm.loading import load_model
 
     model = load_model({"local": args.model}, Path(args.model).parent.name, torch.device("cpu"), torch.float32)
     tokens = torch.randint(0, model.config.vocab_size, (args.sequences, 1024), generator=torch.Generator().manual_seed(0))
@@ -69,8 +69,8 @@ def scores(args) -> tuple[float, str]:
 def simulate(args) -> tuple[float, str]:
     from behind_rope.config import load
     from behind_rope.experiments import simulation_settings
-    from behind_rope.simulate import simulate as run
-    from behind_rope.variants import SimulationSize, Variant
+    from behind_rope.simulation.simulate import simulate as run
+    from behind_rope.simulation.variants import SimulationSize, Variant
 
     settings = simulation_settings(load(), "rope_causal_alpha0.0")
     size = SimulationSize(**settings["size"])

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "src"))
-from behind_rope.preregistration import history_markdown, load_history  # noqa: E402
+from behind_rope.claims.preregistration import history_markdown, load_history  # noqa: E402
 from results_doc import update  # noqa: E402
 
 
@@ -275,8 +275,8 @@ def position_table(claims: dict) -> str:
 
 
 def ladder_table(claims: dict) -> str:
-    """The scale ladder (behind_rope.ladder): claim C5's measures per model, smallest first, and decided layer."""
-    from behind_rope.ladder import ladder_rows, model_means
+    """The scale ladder (behind_rope.claims.ladder): claim C5's measures per model, smallest first, and decided layer."""
+    from behind_rope.claims.ladder import ladder_rows, model_means
 
     lines = ["| model | parameters (as loaded) | Figure 5 sequences | layer | structure (C5a) | magnitude (C5b) | "
              "first keys, noise floors (C5c) | direction (C5d) | Figure 5 reliability | C5a / C5b / C5c / C5d |",

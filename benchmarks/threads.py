@@ -7,7 +7,7 @@ times:
 
 - ``train``: training steps of a twin of the config's size (forward, backward, AdamW; the twins'
   batch and sequence length, random tokens);
-- ``scores``: the score capture (``behind_rope.extract.record_scores``) on the first 4 layers of a
+- ``scores``: the score capture (``behind_rope.llm.extract.record_scores``) on the first 4 layers of a
   pretrained model folder, on 1,024-token rows, as the Figure 5 runs do.
 
 It prints each step's throughput at 1 and 2 threads, the speed-up s, the parallel efficiency s / 2,
@@ -41,8 +41,8 @@ def twin_training_step():
 
     from behind_rope.config import load
     from behind_rope.experiments import twin_settings
-    from behind_rope.models import TwinSize, build_twin
-    from behind_rope.train import TrainSettings, make_optimizer
+    from behind_rope.twins.model import TwinSize, build_twin
+    from behind_rope.twins.train import TrainSettings, make_optimizer
 
     settings = twin_settings(load(), "rope")
     size, train = TwinSize(**settings["size"]), TrainSettings(**settings["train"])
@@ -90,8 +90,8 @@ def score_throughput(model_dir: str, sequences: int) -> dict:
     """Tokens per second of the capture of the first 4 layers on random 1,024-token rows."""
     import torch
 
-    from behind_rope.extract import record_scores
-    from behind_rope.llm import load_model
+    from behind_rope.llm.extract import record_scores
+    from behind_rope.llm.loading import load_model
 
     model = load_model({"local": model_dir}, Path(model_dir).parent.name, torch.device("cpu"), torch.float32)
     tokens = torch.randint(0, model.config.vocab_size, (sequences + 1, 1024), generator=torch.Generator().manual_seed(0))

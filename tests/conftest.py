@@ -22,7 +22,7 @@ def smoke_config() -> dict:
 def default_measures():
     """The pre-registration's shared definitions (config/claims.yaml, ``measures:``)."""
     from behind_rope.config import load_yaml
-    from behind_rope.metrics import Measures
+    from behind_rope.maths.metrics import Measures
 
     return Measures.of(load_yaml((ROOT / "config" / "claims.yaml").read_text())["measures"])
 

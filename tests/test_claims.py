@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from behind_rope.claims import claim_c1, claim_c2, claim_c3, claim_c4
+from behind_rope.claims.decide import claim_c1, claim_c2, claim_c3, claim_c4
 
 
 def _metrics(**layer_values):
@@ -168,7 +168,7 @@ def _quiet(run):
 
 
 def _c5(text, iid, no_mask=(0.0, 0.0, 0.0, 0.0), layer_types=None, figure5=None):
-    from behind_rope.llm_claims import claims_c5
+    from behind_rope.claims.llm import claims_c5
 
     metrics = {"m/text_causal": _llm_run(text, layer_types), "m/random_causal": _llm_run(iid),
                "m/random_noncausal": _quiet(_llm_run(no_mask)), "m/fig5_causal": figure5 or _llm_run(text)}
@@ -223,7 +223,7 @@ def test_c5c_needs_the_first_keys_beyond_their_noise_floor_in_either_direction()
 
 
 def test_c5c_fails_when_the_no_mask_control_singles_out_the_first_keys_too():
-    from behind_rope.llm_claims import claims_c5
+    from behind_rope.claims.llm import claims_c5
 
     text, iid = [0.9, 0.8, 0.9, 0.9], [0.05, 0.7, 0.9, 0.95]
     metrics = {"m/text_causal": _llm_run(text), "m/random_causal": _llm_run(iid),
@@ -295,8 +295,8 @@ def _score_file(start_shift, seed, structured=True, mask=True, layers=4, seq_len
     (-0.5, True, False, True),    # the same structure without the mask: C5a fails (C5d judges its own run)
 ])
 def test_c5_from_synthetic_score_matrices(start_shift, no_mask_structured, c5a, c5d):
-    from behind_rope.llm_claims import claims_c5
-    from behind_rope.metrics import score_file_metrics
+    from behind_rope.claims.llm import claims_c5
+    from behind_rope.maths.metrics import score_file_metrics
     from conftest import default_measures
 
     files = {"m/text_causal": _score_file(start_shift, seed=1), "m/random_causal": _score_file(start_shift, seed=2),

@@ -1,26 +1,28 @@
-"""Which library code a step runs, read from its imports (behind_rope.codedigest)."""
+"""Which library code a step runs, read from its imports (behind_rope.pipeline.codedigest)."""
 
 import shutil
 
-from behind_rope import codedigest
-from behind_rope.codedigest import handler_location, script_modules, step_modules
+from behind_rope.pipeline import codedigest
+from behind_rope.pipeline.codedigest import handler_location, script_modules, step_modules
 from conftest import ROOT
 
 
 def test_a_step_runs_its_handlers_imports_and_their_imports():
     assert handler_location("twin-scores") == ("behind_rope.cli.scores", "twin_scores")
     twin_scores = step_modules(*handler_location("twin-scores"))
-    assert {"behind_rope.cli.scores", "behind_rope.gram", "behind_rope.extract", "behind_rope.models",
+    assert {"behind_rope.cli.scores", "behind_rope.twins.gram", "behind_rope.llm.extract", "behind_rope.twins.model",
             "behind_rope.atomic"} <= twin_scores
     # Another handler of the same module (metrics) imports metrics.py; the twin-scores step does not.
-    assert "behind_rope.metrics" not in twin_scores and "behind_rope.paper" not in twin_scores
-    assert "behind_rope.rope" in step_modules(*handler_location("simulate"))  # through simulate.py
+    assert "behind_rope.maths.metrics" not in twin_scores and "behind_rope.paper.document" not in twin_scores
+    assert "behind_rope.maths.rope" in step_modules(*handler_location("simulate"))  # through simulate.py
 
 
 def test_a_figure_script_runs_what_it_imports():
     modules = script_modules(ROOT / "workflow" / "scripts" / "figS_theory_vs_simulation.py")
-    assert {"behind_rope.plotting", "behind_rope.theory", "behind_rope.metrics", "behind_rope.atomic"} <= modules
-    assert "behind_rope.extract" not in modules
+    assert {"behind_rope.figures.plotting", "behind_rope.theory.derivation", "behind_rope.maths.blocks",
+            "behind_rope.atomic"} <= modules
+    # plotting draws block means (maths.blocks), not the metrics: editing a metric does not redraw this figure
+    assert "behind_rope.llm.extract" not in modules and "behind_rope.maths.metrics" not in modules
 
 
 def test_the_digest_follows_the_code(tmp_path, monkeypatch):
@@ -34,7 +36,7 @@ def test_the_digest_follows_the_code(tmp_path, monkeypatch):
 
     fresh()
     before = {step: codedigest.step_code(step) for step in ("twin-scores", "simulate", "claims")}
-    (package / "gram.py").write_text((package / "gram.py").read_text() + "\n# changed\n")
+    (package / "twins" / "gram.py").write_text((package / "twins" / "gram.py").read_text() + "\n# changed\n")
     fresh()
     after = {step: codedigest.step_code(step) for step in before}
     assert after["twin-scores"] != before["twin-scores"]

@@ -6,7 +6,7 @@ import yaml
 
 from behind_rope import config as configuration
 from behind_rope.config import ConfigError, validate
-from behind_rope.variants import Variant
+from behind_rope.simulation.variants import Variant
 from conftest import ROOT, copy_workflow, snakemake
 
 
@@ -199,3 +199,45 @@ def test_the_twins_are_analysed_at_the_simulation_length():
     """Amplification compares key slopes with the simulation, so both must use the same S."""
     for config in (load(), merged("paper.yaml"), merged("smoke.yaml")):
         assert config["twin_analysis"]["seq_len"] == config["simulation"]["seq_len"]
+
+
+def test_a_step_reads_long_settings_from_a_file(tmp_path):
+    # paper_inputs' settings (about 40 KB) come as --settings @results/paper/settings.json
+    import argparse
+
+    from behind_rope.cli.common import _json
+
+    (tmp_path / "settings.json").write_text('{"a": [1, 2]}')
+    assert _json(f"@{tmp_path / 'settings.json'}") == {"a": [1, 2]} == _json('{"a": [1, 2]}')
+    with pytest.raises(argparse.ArgumentTypeError, match="cannot read"):
+        _json(f"@{tmp_path / 'missing.json'}")
+
+
+def test_add_models_extends_the_scales_models_and_variants_may_name_models_it_drops():
+    from behind_rope import experiments
+
+    config = copy.deepcopy(load())
+    config["llm"]["add_models"] = ["smollm2", "qwen2_5_coder_1_5b"]
+    config["llm"]["models"] = ["smollm2", "gemma3"]
+    validate(config)
+    assert config["llm"]["models"] == ["smollm2", "gemma3", "qwen2_5_coder_1_5b"] and "add_models" not in config["llm"]
+    # ntk2 names qwen2_5_coder, which this config drops: its variant is left out, not an error
+    assert "qwen2_5_coder.ntk2" not in experiments.llm_variant_names(config)
+    assert "smollm2.ntk2" in experiments.llm_variant_names(config)
+
+
+def test_the_rope_defaults_have_one_home():
+    import inspect
+
+    from behind_rope.experiments import ModelVariant
+    from behind_rope.llm.loading import load_model
+    from behind_rope.maths import rope_base
+    from behind_rope.twins.model import TwinSize
+
+    assert Variant(alpha=0.0).rope_theta == TwinSize.__dataclass_fields__["rope_theta"].default == rope_base.ROPE_THETA
+    assert Variant(alpha=0.0).ntk_factor == ModelVariant().ntk_factor == rope_base.NTK_FACTOR
+    assert inspect.signature(load_model).parameters["ntk_factor"].default == rope_base.NTK_FACTOR
+    library = ROOT / "src" / "behind_rope"
+    written = [str(path.relative_to(library)) for path in library.rglob("*.py")
+               if "10_000.0" in path.read_text() or "10000.0" in path.read_text()]
+    assert written == ["maths/rope_base.py"], written

@@ -7,8 +7,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from behind_rope import data
-from behind_rope.fetch import FetchError, assemble_from_wheels, sha256_of, verify_sha256
+from behind_rope.data import corpus as data
+from behind_rope.data.fetch import FetchError, assemble_from_wheels, sha256_of, verify_sha256
 
 
 def test_bracketed_notes_are_removed_and_spaces_tidied():

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from behind_rope import metrics
-from behind_rope.decompose import (
+from behind_rope.maths import metrics
+from behind_rope.maths.decompose import (
     decompose,
     key_profile,
     key_profile_share,

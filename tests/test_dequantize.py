@@ -1,4 +1,4 @@
-"""The fast GGUF path (behind_rope.dequantize) against gguf-py and transformers' own path, bit for bit."""
+"""The fast GGUF path (behind_rope.llm.dequantize) against gguf-py and transformers' own path, bit for bit."""
 
 import json
 from pathlib import Path
@@ -10,8 +10,8 @@ gguf = pytest.importorskip("gguf")
 pytest.importorskip("transformers")
 safetensors_torch = pytest.importorskip("safetensors.torch")
 
-from behind_rope import dequantize as fast  # noqa: E402
-from behind_rope.llm import ModelSourceError  # noqa: E402
+from behind_rope.llm import dequantize as fast  # noqa: E402
+from behind_rope.llm.loading import ModelSourceError  # noqa: E402
 
 Q = gguf.GGMLQuantizationType
 ROOT = Path(__file__).resolve().parents[1]
@@ -208,7 +208,9 @@ def test_first_layers_only_are_the_full_models_first_layers(tiny_gguf, tmp_path,
         with torch.no_grad():
             model.model(torch.arange(3, 19)[None])
     assert torch.equal(outputs[0], outputs[1])  # layer 1's output
-    from behind_rope.llm import parameter_count  # the whole model's size, also from its cut copy (the scale ladder)
+    from behind_rope.llm.loading import (
+        parameter_count,  # the whole model's size, also from its cut copy (the scale ladder)
+    )
 
     assert parameter_count(model) == parameter_count(AutoModelForCausalLM.from_pretrained(full))
     assert fast.cache_gguf_model(tiny_gguf, tmp_path / "all", layers=LAYERS + 5)["layers"] == LAYERS
@@ -259,7 +261,7 @@ def test_tokenizer_step_equals_transformers_path(tiny_gguf, tmp_path, monkeypatc
     """The tokenizer rule reads through fast_gguf_reading: the same files, byte for byte, and the swap undone."""
     from transformers import AutoTokenizer
 
-    from behind_rope.fetch import save_tokenizer_from_gguf
+    from behind_rope.data.fetch import save_tokenizer_from_gguf
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     save_tokenizer_from_gguf(tiny_gguf, tmp_path / "ours")

@@ -68,14 +68,14 @@ def test_every_rule_names_one_of_the_envs():
 
 
 # The Python modules and figure scripts that the light jobs import.
-LIGHT_IMPORTS = ["behind_rope.__main__", "behind_rope.theory", "behind_rope.metrics", "behind_rope.claims",
-                 "behind_rope.plotting", "behind_rope.fetch", "behind_rope.atomic", "behind_rope.paper",
-                 "behind_rope.latex", "behind_rope.figures", "behind_rope.experiments", "behind_rope.config",
-                 "behind_rope.codedigest", "behind_rope.variants", "behind_rope.decompose", "behind_rope.llm_claims",
-                 "behind_rope.paper_llm", "behind_rope.paper_c3", "behind_rope.paper_format", "behind_rope.position",
-                 "behind_rope.seeds", "behind_rope.panels", "behind_rope.gate", "behind_rope.preregistration",
-                 "behind_rope.position_claims", "behind_rope.paper_position", "behind_rope.vocabulary",
-                 "behind_rope.allocator"]
+LIGHT_IMPORTS = ["behind_rope.__main__", "behind_rope.theory.derivation", "behind_rope.maths.metrics", "behind_rope.claims.decide",
+                 "behind_rope.figures.plotting", "behind_rope.data.fetch", "behind_rope.atomic", "behind_rope.paper.document",
+                 "behind_rope.paper.latex", "behind_rope.figures.table", "behind_rope.experiments", "behind_rope.config",
+                 "behind_rope.pipeline.codedigest", "behind_rope.simulation.variants", "behind_rope.maths.decompose", "behind_rope.claims.llm",
+                 "behind_rope.paper.llm", "behind_rope.paper.c3", "behind_rope.paper.format", "behind_rope.position.sources",
+                 "behind_rope.claims.seeds", "behind_rope.claims.panels", "behind_rope.claims.gate", "behind_rope.claims.preregistration",
+                 "behind_rope.position.claims", "behind_rope.paper.position", "behind_rope.twins.vocabulary",
+                 "behind_rope.pipeline.allocator"]
 BLOCK_HEAVY = ("import sys\n"
                "class Block:\n"
                "    def find_spec(self, name, path=None, target=None):\n"
@@ -96,7 +96,7 @@ def test_light_jobs_import_nothing_from_the_heavy_env():
     done = import_without_heavy_packages(LIGHT_IMPORTS)
     assert done.returncode == 0, done.stderr
     # The check can fail: a heavy module does not import under it.
-    blocked = import_without_heavy_packages(["behind_rope.extract"])
+    blocked = import_without_heavy_packages(["behind_rope.llm.extract"])
     assert blocked.returncode != 0 and "not in the light environment" in blocked.stderr
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from behind_rope.extract import SCORES, ScoreRecorder, _StopForward, record_scores, repeat_kv
-from behind_rope.llm import (
+from behind_rope.llm.extract import SCORES, ScoreRecorder, _StopForward, record_scores, repeat_kv
+from behind_rope.llm.loading import (
     ModelSourceError,
     auto_batch_size,
     bos_prefix,
@@ -249,7 +249,7 @@ def test_the_recorded_sums_do_not_depend_on_the_batch_size_or_on_how_the_mask_is
 
 
 def test_the_variants_of_a_model_in_one_process_equal_separate_runs(tmp_path):
-    from behind_rope.extract import score_run, score_runs
+    from behind_rope.llm.extract import score_run, score_runs
 
     tiny_model("llama").save_pretrained(tmp_path / "model")
     np.save(tmp_path / "tokens.npy", np.random.default_rng(0).integers(0, 64, (5, 16)))

@@ -5,8 +5,8 @@ import copy
 import pytest
 import yaml
 
-from behind_rope import figures
-from behind_rope.figures import FigureTableError
+from behind_rope.figures import table as figures
+from behind_rope.figures.table import FigureTableError
 from conftest import smoke_config
 
 TABLE = yaml.safe_load(figures.TABLE.read_text())

@@ -1,6 +1,7 @@
 """Style gates that CI runs through ./test.sh: snakefmt on the Snakefile and the rules, ruff on the
 Python (settings in pyproject.toml).  `snakemake --lint` is in test_workflow.py."""
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -111,3 +112,20 @@ def test_the_cycle_check_finds_a_deferred_cycle(tmp_path):
     assert import_cycle(import_graph(package)) == ["pkg.a", "pkg.b", "pkg.a"]
     (package / "b.py").write_text("def g():\n    return 1\n")
     assert import_cycle(import_graph(package)) is None
+
+
+def test_the_library_is_one_subpackage_per_stage_each_saying_what_it_owns():
+    package = ROOT / "src" / "behind_rope"
+    stages = {"theory", "simulation", "data", "twins", "llm", "position", "claims", "figures", "paper"}
+    subpackages = {path.parent.name for path in package.glob("*/__init__.py")}
+    assert stages | {"maths", "pipeline", "cli"} == subpackages
+    for name in subpackages:
+        docstring = ast.get_docstring(ast.parse((package / name / "__init__.py").read_text()))
+        assert docstring and len(docstring) > 40, f"behind_rope/{name}/__init__.py must say what it owns"
+    top = {path.stem for path in package.glob("*.py")} - {"__init__", "__main__"}
+    assert top == {"atomic", "config", "device", "experiments"}, f"modules at the top: {sorted(top)}"
+
+
+def test_the_shared_rules_file_stays_short():
+    lines = (ROOT / "workflow" / "rules" / "common.smk").read_text().count("\n")
+    assert lines <= 100, f"workflow/rules/common.smk has {lines} lines; move helpers to behind_rope.pipeline.rules"

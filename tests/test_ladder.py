@@ -14,8 +14,8 @@ MODELS = {"small_qwen": (5e8, "qwen2", -0.5), "large_qwen": (1.5e9, "qwen2", +0.
 
 @pytest.fixture(scope="module")
 def claims():
-    from behind_rope.llm_claims import claims_c5
-    from behind_rope.metrics import score_file_metrics
+    from behind_rope.claims.llm import claims_c5
+    from behind_rope.maths.metrics import score_file_metrics
     from conftest import default_measures
 
     metrics, runs = {}, {}
@@ -34,7 +34,7 @@ def claims():
 
 
 def test_the_ladder_orders_models_by_size_and_pairs_one_family(claims):
-    from behind_rope.ladder import families, ladder_layers, ladder_models, ladder_rows
+    from behind_rope.claims.ladder import families, ladder_layers, ladder_models, ladder_rows
 
     assert ladder_models(claims) == ["tiny_llama", "small_qwen", "large_qwen"]
     assert families(claims) == {"qwen2": ["small_qwen", "large_qwen"]}
@@ -49,7 +49,7 @@ def test_the_ladder_orders_models_by_size_and_pairs_one_family(claims):
 
 
 def test_the_ladder_table_and_text_say_what_changes_with_size(claims):
-    from behind_rope.paper_llm import ladder_table, ladder_values
+    from behind_rope.paper.llm import ladder_table, ladder_values
 
     table = ladder_table(claims)
     assert table.count(r"\\") == 1 + 3 * 3  # the header, then 3 models x 3 layers
@@ -62,7 +62,7 @@ def test_the_ladder_table_and_text_say_what_changes_with_size(claims):
 
 
 def test_a_ladder_without_two_sizes_of_one_family_says_so(claims):
-    from behind_rope.paper_llm import ladder_values
+    from behind_rope.paper.llm import ladder_values
 
     one_family = json.loads(json.dumps(claims))
     one_family["C5a"]["measured"]["models"]["large_qwen"]["architecture"] = "other"
@@ -70,7 +70,7 @@ def test_a_ladder_without_two_sizes_of_one_family_says_so(claims):
 
 
 def test_trend_reads_only_steps_that_go_one_way():
-    from behind_rope.ladder import trend
+    from behind_rope.claims.ladder import trend
 
     assert (trend([0.1, 0.2, 0.5]), trend([3, 2, 1]), trend([0.1, 0.3, 0.2]), trend([None, 1.0])) == (
         "rises", "falls", "mixed", "mixed")

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from behind_rope import metrics
+from behind_rope.maths import metrics
 
 S = 30
 ROWS, COLS = np.indices((S, S))

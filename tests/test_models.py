@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from behind_rope.extract import ScoreRecorder, record_scores, recording
-from behind_rope.gram import PANELS, RecomputationMismatch, gram_matrices
-from behind_rope.models import TwinSize, build_twin, load_twin, save_twin, uses_rope
+from behind_rope.llm.extract import ScoreRecorder, record_scores, recording
+from behind_rope.twins.gram import PANELS, RecomputationMismatch, gram_matrices
+from behind_rope.twins.model import TwinSize, build_twin, load_twin, save_twin, uses_rope
 
 TINY = TwinSize(vocab_size=50, hidden_size=64, layers=3, heads=4, kv_heads=1, head_dim=16,
                 intermediate_size=96, max_positions=64)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from behind_rope.panels import PANELS, panel_statistics
+from behind_rope.claims.panels import PANELS, panel_statistics
 
 S = 20
 

@@ -9,7 +9,8 @@ import tarfile
 
 import pytest
 
-from behind_rope import latex, paper
+from behind_rope.paper import document as paper
+from behind_rope.paper import latex
 from conftest import ROOT, copy_run, snakemake
 from test_workflow import FIGURES, planned_rules
 
@@ -96,7 +97,8 @@ def test_main_tex_types_no_verdict():
 
 
 def test_generated_phrases_follow_the_verdicts():
-    from behind_rope import paper_c3, paper_llm
+    from behind_rope.paper import c3 as paper_c3
+    from behind_rope.paper import llm as paper_llm
 
     rule = {"passed": True}
     assert paper_c3.rule_outcome({"locality_layer_3": rule, "locality_layer_2": {"passed": False},
@@ -115,7 +117,7 @@ def _position_claims(c7_after: float = 1.0, middle: float = 0.01) -> dict:
     import numpy as np
     from test_position import _c6, _c7, _metrics, _patching, _row, _window_run
 
-    from behind_rope.position_claims import claim_c8a, claim_c8b, claim_c9
+    from behind_rope.position.claims import claim_c8a, claim_c8b, claim_c9
 
     metrics = {"m/first": _metrics([_row(first=2.0)] * 4), "m.ntk2/first": _metrics([_row(first=1.0)] * 4),
                "s/ref": _metrics([_row(first=2.0)] * 4), "s/ntk2": _metrics([_row(first=2.0)] * 4)}
@@ -140,9 +142,9 @@ def _position_claims(c7_after: float = 1.0, middle: float = 0.01) -> dict:
 
 
 def test_the_position_sentences_follow_the_verdicts():
-    from behind_rope import paper_position
     from behind_rope.config import load
     from behind_rope.experiments import claim_arguments
+    from behind_rope.paper import position as paper_position
 
     config = load()
     settings = {"claims": {name: claim_arguments(config, name) for name in ("C6", "C7", "C8", "C9")},

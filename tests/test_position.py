@@ -1,13 +1,15 @@
 """Where absolute position comes from: the definitions on cases of known answer, the interventions and the
 per-head records on tiny models, and claims C6-C9 failing on synthetic or control inputs
-(behind_rope.position, heads, patching, position_claims)."""
+(behind_rope.position.sources, heads, patching, position_claims)."""
 
 import numpy as np
 import pytest
 import torch
 
-from behind_rope import heads, position
-from behind_rope.position_claims import claim_c6, claim_c7, claim_c8a, claim_c8b, claim_c9, replacement_effect
+from behind_rope.maths.rope_base import ntk_theta
+from behind_rope.position import heads
+from behind_rope.position import sources as position
+from behind_rope.position.claims import claim_c6, claim_c7, claim_c8a, claim_c8b, claim_c9, replacement_effect
 from conftest import default_measures
 from test_extract import tiny_model
 
@@ -35,8 +37,8 @@ def test_fraction_removed_and_the_ntk_base():
     assert position.fraction_removed(2.0, 1.2) == pytest.approx(0.4)
     assert position.fraction_removed(2.0, -3.0) == pytest.approx(-0.5)  # it grew
     assert np.isnan(position.fraction_removed(0.0, 1.0))
-    assert position.ntk_theta(10_000.0, 4.0, 64) == pytest.approx(10_000.0 * 4.0 ** (64 / 62))
-    assert position.ntk_theta(10_000.0, 1.0, 64) == 10_000.0
+    assert ntk_theta(10_000.0, 4.0, 64) == pytest.approx(10_000.0 * 4.0 ** (64 / 62))
+    assert ntk_theta(10_000.0, 1.0, 64) == 10_000.0
 
 
 def test_closed_system_gaps():
@@ -47,7 +49,7 @@ def test_closed_system_gaps():
 
 
 def test_position_0_is_a_closed_system_in_a_causal_model_and_the_check_can_fail():
-    from behind_rope.extract import position0_states
+    from behind_rope.position.patching import position0_states
 
     model = tiny_model("llama")
     tokens = torch.randint(3, 64, (4, 10), generator=torch.Generator().manual_seed(0))
@@ -61,7 +63,7 @@ def test_position_0_is_a_closed_system_in_a_causal_model_and_the_check_can_fail(
 
 @pytest.mark.parametrize("architecture", ["llama", "gemma3_text"])
 def test_replacing_an_input_embedding(architecture):
-    from behind_rope.extract import embedding_replacement
+    from behind_rope.llm.extract import embedding_replacement
 
     model = tiny_model(architecture)
     tokens = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(0))
@@ -79,7 +81,7 @@ def test_replacing_an_input_embedding(architecture):
 def test_ntk_scaling_raises_every_rope_base():
     from transformers import Gemma3TextConfig, LlamaConfig
 
-    from behind_rope.llm import scale_rope
+    from behind_rope.llm.loading import scale_rope
 
     llama = LlamaConfig(hidden_size=64, num_attention_heads=4, head_dim=16, rope_parameters={"rope_theta": 1e4, "rope_type": "default"})
     scale_rope(llama, 2.0)
@@ -92,7 +94,7 @@ def test_ntk_scaling_raises_every_rope_base():
 
 
 def test_zero_and_random_replacements():
-    from behind_rope.extract import embedding_replacement
+    from behind_rope.llm.extract import embedding_replacement
 
     model = tiny_model("llama")
     tokens = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(0))
@@ -107,7 +109,7 @@ def test_zero_and_random_replacements():
 
 @pytest.mark.parametrize("causal", [True, False])
 def test_per_head_log_z_and_sink_match_the_raw_scores(causal):
-    from behind_rope.extract import record_scores
+    from behind_rope.llm.extract import record_scores
 
     model = tiny_model("llama")
     tokens = torch.randint(0, 64, (4, 12), generator=torch.Generator().manual_seed(0))
@@ -124,7 +126,7 @@ def test_per_head_log_z_and_sink_match_the_raw_scores(causal):
 
 
 def test_patching_position_0_from_the_same_first_token_changes_nothing():
-    from behind_rope.patching import patching_effects
+    from behind_rope.position.patching import patching_effects
 
     model = tiny_model("llama")
     tokens = torch.randint(3, 64, (4, 16), generator=torch.Generator().manual_seed(0))

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from behind_rope import preregistration
-from behind_rope.config import load_yaml
-from behind_rope.preregistration import (
+from behind_rope.claims import preregistration
+from behind_rope.claims.preregistration import (
     criterion_commits,
     deciding_paths,
     history_latex,
@@ -20,6 +19,7 @@ from behind_rope.preregistration import (
     unrecorded_changes,
     unrecorded_verdict_changes,
 )
+from behind_rope.config import load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 TODAY = datetime.date.today().isoformat()

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from behind_rope.seeds import interval, seed_rule, t_quantile
+from behind_rope.claims.seeds import interval, seed_rule, t_quantile
 
 
 @pytest.mark.parametrize(("probability", "dof", "expected"), [(0.975, 4, 2.776445), (0.975, 1, 12.706205),

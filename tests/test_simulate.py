@@ -1,10 +1,10 @@
 import numpy as np
 import torch
 
-from behind_rope.claims import claim_c2, claim_c4
-from behind_rope.metrics import score_file_metrics
-from behind_rope.rope import apply_rope
-from behind_rope.simulate import SimulationSize, Variant, monte_carlo_layer2_error, sample_inputs, simulate
+from behind_rope.claims.decide import claim_c2, claim_c4
+from behind_rope.maths.metrics import score_file_metrics
+from behind_rope.maths.rope import apply_rope
+from behind_rope.simulation.simulate import SimulationSize, Variant, monte_carlo_layer2_error, sample_inputs, simulate
 from conftest import default_measures
 
 SMALL = SimulationSize(batch_size=200, seq_len=10, dim=16, layers=3, chunk_size=64)

@@ -3,8 +3,8 @@ import pytest
 import sympy as sp
 import torch
 
-from behind_rope import theory
-from behind_rope.simulate import Variant, layer_scores
+from behind_rope.simulation.simulate import Variant, layer_scores
+from behind_rope.theory import derivation as theory
 
 
 @pytest.fixture(scope="module")

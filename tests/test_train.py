@@ -5,10 +5,10 @@ import math
 import numpy as np
 import torch
 
-from behind_rope.claims import sanity
-from behind_rope.models import TwinSize
-from behind_rope.train import StopWhen, TrainSettings, plateaued, train_twin
-from behind_rope.vocabulary import remap, twin_vocabulary, unigram_loss
+from behind_rope.claims.decide import sanity
+from behind_rope.twins.model import TwinSize
+from behind_rope.twins.train import StopWhen, TrainSettings, plateaued, train_twin
+from behind_rope.twins.vocabulary import remap, twin_vocabulary, unigram_loss
 
 TINY = TwinSize(vocab_size=20, hidden_size=32, layers=2, heads=2, kv_heads=1, head_dim=16,
                 intermediate_size=48, max_positions=16)

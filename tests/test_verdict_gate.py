@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from behind_rope.gate import compare, expected_from, verdicts
+from behind_rope.claims.gate import compare, expected_from, verdicts
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = ROOT / "tests" / "expected_verdicts.json"

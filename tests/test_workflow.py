@@ -11,8 +11,9 @@ import jupytext
 import numpy as np
 import pytest
 
-from behind_rope import figures
-from conftest import copy_run_with_models, copy_workflow, smoke_config, snakemake
+from behind_rope.figures import table as figures
+from behind_rope.pipeline.codedigest import script_modules
+from conftest import ROOT, copy_run_with_models, copy_workflow, smoke_config, snakemake
 
 # Every figure of the figure table at the smoke scale, and its section titles (workflow/figures.yaml).
 SECTIONS, FIGURES = figures.load(smoke_config())
@@ -82,20 +83,41 @@ def test_editing_a_figure_script_reruns_only_its_figures(smoke_run, target, scri
 FIGURE_RULES = set(FIGURES)
 
 
+def importing(figure, module: str) -> bool:
+    """Whether a figure's script imports ``module`` (its code digest then follows that module)."""
+    return module in script_modules(ROOT / "workflow" / "scripts" / figure.script)
+
+
+# The figures drawn from the claims' files: results/claims.json (C1-C5), results/claims/position.json (C6-C9)
+CLAIMS_FIGURES = {name for name, figure in FIGURES.items() if any(path.startswith("results/claims")
+                                                                   for path in figure.inputs)}
+POSITION_FIGURES = {name for name in CLAIMS_FIGURES if "results/claims/position.json" in FIGURES[name].inputs}
+
+
 @pytest.mark.parametrize(("module", "rules"), [
-    # metrics.py: every metrics job and what reads them; plotting.py imports it, so every figure too
-    ("metrics.py", {"metrics", "position_claims", "claims", "paper_inputs", "paper", "all"} | FIGURE_RULES),
-    # rope.py: the simulations and the Monte-Carlo check import it (through simulate.py), and then the figures
+    # maths/metrics.py: every metrics job, what reads them, and the figures whose scripts import it (no other)
+    ("maths/metrics.py", {"metrics", "position_claims", "claims", "paper_inputs", "paper", "all"} | {
+        name for name, figure in FIGURES.items() if importing(figure, "behind_rope.maths.metrics") or any(
+            path.startswith(("results/metrics", "results/claims")) for path in figure.inputs)}),
+    # maths/rope.py: the simulations and the Monte-Carlo check import it (through simulate.py), and then the figures
     # that read simulations or the claims
-    ("rope.py", {"simulate", "theory_monte_carlo", "metrics", "position_claims", "claims", "paper_inputs", "paper",
+    ("maths/rope.py", {"simulate", "theory_monte_carlo", "metrics", "position_claims", "claims", "paper_inputs", "paper",
                  "all"} | {name for name, figure in FIGURES.items() if any(
                      path.startswith(("results/scores/simulation/", "results/claims")) for path in figure.inputs)}),
-    # gram.py: every twin's score job (which writes its Gram matrices), and what reads them
-    ("gram.py", {"twin_scores", "metrics", "claims", "paper_inputs", "paper", "all"} | {
+    # twins/gram.py: every twin's score job (which writes its Gram matrices), and what reads them
+    ("twins/gram.py", {"twin_scores", "metrics", "claims", "paper_inputs", "paper", "all"} | {
         name for name, figure in FIGURES.items() if any(path.startswith(("results/scores/nope", "results/scores/rope",
                                                                         "results/gram", "results/claims.json"))
                                                          for path in figure.inputs)}),
-    ("latex.py", {"paper", "all"}),
+    ("paper/latex.py", {"paper", "all"}),
+    # a claim's own code: that claim, what reads claims.json, and nothing upstream (no dequantisation,
+    # score run or training)
+    ("position/claims.py", {"position_claims", "claims", "paper_inputs", "paper", "all"} | CLAIMS_FIGURES),
+    ("claims/decide.py", {"claims", "paper_inputs", "paper", "all"} | CLAIMS_FIGURES - POSITION_FIGURES),
+    # the measures of the two sources: every metrics job and the patching, never a score run or dequantisation
+    ("position/sources.py", {"metrics", "patching", "position_claims", "claims", "paper_inputs", "paper", "all"} | {
+        name for name, figure in FIGURES.items() if importing(figure, "behind_rope.maths.metrics") or any(
+            path.startswith(("results/metrics", "results/claims")) for path in figure.inputs)}),
     # a module no step imports
     ("scratch_notes.py", set()),
 ])
@@ -109,6 +131,33 @@ def test_editing_a_library_module_reruns_exactly_the_steps_that_import_it(smoke_
         path.write_text(original) if original is not None else path.unlink()
     assert planned_rules(plan) == rules, plan.stdout + plan.stderr
     assert "Nothing to be done" in snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run").stdout
+
+
+@pytest.mark.parametrize("alias", ["fig1", "fig2", "fig3", "fig4", "fig5"])
+def test_the_old_figure_targets_still_build(smoke_run, alias):
+    # docs/renames.md: fig1 ... fig5 are aliases of the figures' current names
+    figure = next(figure for figure in FIGURES.values() if figure.name.startswith(alias + "_"))
+    png = smoke_run / figure.files[1]
+    png.rename(png.with_suffix(".moved"))  # the figure is missing: its old name must plan it
+    try:
+        plan = snakemake(smoke_run, alias, "--configfile", "config/smoke.yaml", "--dry-run")
+    finally:
+        png.with_suffix(".moved").rename(png)
+    assert figure.name in planned_rules(plan) and planned_rules(plan) <= {alias, figure.name}, plan.stdout + plan.stderr
+    assert f"`{alias}` | `{figure.name}`" in (ROOT / "docs" / "renames.md").read_text()
+
+
+def test_editing_a_caption_reruns_the_paper_and_no_plot(smoke_run):
+    table = smoke_run / "workflow" / "figures.yaml"
+    original = table.read_text()
+    edited = original.replace("alike. Claim C2.", "alike (edited). Claim C2.", 1)
+    assert edited != original
+    table.write_text(edited)
+    try:
+        plan = snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run")
+    finally:
+        table.write_text(original)
+    assert planned_rules(plan) == {"paper_settings_json", "paper_inputs", "paper", "all"}, plan.stdout + plan.stderr
 
 
 def test_train_nope_trains_only_the_nope_twin(smoke_run, tmp_path):

@@ -10,8 +10,8 @@ from behind_rope.cli.common import build_parser
 
 def main(argv=None) -> None:
     args = build_parser(__doc__).parse_args(argv)
-    from behind_rope.fetch import FetchError
-    from behind_rope.latex import LatexMissing
+    from behind_rope.data.fetch import FetchError
+    from behind_rope.paper.latex import LatexMissing
 
     try:
         args.run(args)

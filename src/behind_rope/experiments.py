@@ -5,7 +5,7 @@ Experiments are data: simulation variants (``simulation.variants``), trained twi
 score runs made on them, and model variants changed at inference (``llm.variants``).  Each
 function here reads the validated config and returns plain JSON-able values; the rules pass them
 to ``python -m behind_rope <step> --settings``, so every step gets its settings the same way.
-Defaults live in one place each: the dataclasses :class:`behind_rope.variants.Variant`,
+Defaults live in one place each: the dataclasses :class:`behind_rope.simulation.variants.Variant`,
 :class:`TokenSet` and :class:`ModelVariant` (filled in by :func:`behind_rope.config.validate`),
 and, for a twin, the ``training`` block of the config, which the twin's own entry overrides.
 
@@ -17,6 +17,8 @@ LLM (run = ``<inputs>_<mask>``); ``results/metrics/<source>/<run>.json`` summari
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from behind_rope.maths.rope_base import NTK_FACTOR
 
 SIMULATION = "simulation"  # the score source of the parameter-free simulations
 TWIN_INPUTS = ("text", "random")  # held-out text, and i.i.d. tokens with the training frequencies
@@ -123,7 +125,7 @@ class ModelVariant:
     # p replaced before the forward pass, by the mean token embedding, the embedding of " the", that of a
     # token drawn with seed k, zeros, or itself (a control)
     replace_embedding: dict | None = None
-    ntk_factor: float = 1.0  # NTK-aware scaling at inference: the RoPE base raised by factor^(d / (d - 2))
+    ntk_factor: float = NTK_FACTOR  # NTK-aware scaling at inference: the RoPE base raised by factor^(d / (d - 2))
 
 
 def scored_llms(config: dict) -> list[str]:
@@ -136,7 +138,8 @@ def scored_llms(config: dict) -> list[str]:
 def llm_variant_names(config: dict) -> list[str]:
     """Every ``<model>.<variant>`` of llm.variants."""
     llm = config["llm"]
-    return [f"{model}.{name}" for name, spec in llm.get("variants", {}).items() for model in spec["models"] or llm["models"]]
+    return [f"{model}.{name}" for name, spec in llm.get("variants", {}).items() for model in llm["models"]
+            if model in (spec["models"] or llm["models"])]
 
 
 def model_variants(config: dict, model: str) -> list[str]:
@@ -359,7 +362,7 @@ def position_models(config: dict) -> list[str]:
 
 
 def patching_settings(config: dict, model: str) -> dict:
-    """Claim C9's patches on one model (behind_rope.patching), and the closed-system check of position 0 on
+    """Claim C9's patches on one model (behind_rope.position.patching), and the closed-system check of position 0 on
     the first 32 tokens of the same sequences."""
     c9 = claim_arguments(config, "C9")
     return {"model": model, "source": llm_source(config, model), "device": config["llm"]["device"],
@@ -377,7 +380,7 @@ POSITION_CLAIMS = ("C6", "C7", "C8", "C9")
 
 def claims_settings(config: dict, criterion_commits: dict | None = None) -> dict:
     """What the claims step needs: every claim's arguments, its pre-registered entry and the commit that
-    last changed its criterion (behind_rope.preregistration, read with git when the workflow is parsed)."""
+    last changed its criterion (behind_rope.claims.preregistration, read with git when the workflow is parsed)."""
     return {"claims": {name: claim_arguments(config, name) for name in PAPER_CLAIMS},
             "entries": config["claims"], "criterion_commits": criterion_commits or {},
             "twin_runs": c3_twin_runs(config), "gram": gram_files(config), "llm_runs": c5_runs(config),

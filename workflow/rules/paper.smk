@@ -23,8 +23,28 @@ PAPER_INPUTS = [
 FIGURE_PDFS = [figure.files[0] for figure in FIGURES.values() if figure.paper != "none"]
 
 
+# The paper's settings (the figure table with its captions, the pre-registration, the sizes: about
+# 40 KB) go to paper_inputs through a file, not its command line.  This job rewrites the file when
+# they change, which reruns paper_inputs.
+rule paper_settings_json:
+    output:
+        "results/paper/settings.json",
+    log:
+        "results/logs/paper/paper_settings.log",
+    localrule: True
+    threads: job_threads("metrics")
+    resources:
+        **job_resources("metrics"),
+    params:
+        settings=settings(paper_settings, sections=SECTIONS, figures=FIGURES),
+    run:
+        atomic.write_text(output[0], params.settings)
+        atomic.write_text(log[0], f"wrote {output[0]} ({len(params.settings)} characters)\n")
+
+
 rule paper_inputs:
     input:
+        settings="results/paper/settings.json",
         claims="results/claims.json",
         training=[experiments.twin_files(twin)["metrics"] for twin in TWINS],
         data_stats=f"{experiments.data_dir(config)}/stats.json",
@@ -43,9 +63,8 @@ rule paper_inputs:
         **job_resources("metrics"),
     params:
         code=step_code("paper-inputs"),
-        settings=settings(paper_settings, sections=SECTIONS, figures=FIGURES),
     shell:
-        "python -m behind_rope paper-inputs --settings {params.settings:q} --claims {input.claims}"
+        "python -m behind_rope paper-inputs --settings @{input.settings} --claims {input.claims}"
         " --training {input.training} --data-stats {input.data_stats} --history {input.history}"
         " --output-dir results/paper > {log} 2>&1"
 

@@ -22,7 +22,7 @@
 import numpy as np
 
 from behind_rope.atomic import read_json
-from behind_rope.plotting import CMAP, heatmap, plt, save, standalone
+from behind_rope.figures.plotting import CMAP, heatmap, plt, save, standalone
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("fig1_mechanism")

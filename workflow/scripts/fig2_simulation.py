@@ -15,7 +15,7 @@
 # The inputs are `results/scores/simulation/<variant>.npz`.
 
 # %%
-from behind_rope.plotting import alpha_rows, layer_grid, save, standalone
+from behind_rope.figures.plotting import alpha_rows, layer_grid, save, standalone
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("fig2_simulation")

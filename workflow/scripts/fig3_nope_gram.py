@@ -23,7 +23,7 @@ import json
 import matplotlib.pyplot as plt
 
 from behind_rope.atomic import read_npz
-from behind_rope.plotting import below_diagonal, heatmap, quantile_limits, save, standalone
+from behind_rope.figures.plotting import below_diagonal, heatmap, quantile_limits, save, standalone
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("fig3_nope_gram")

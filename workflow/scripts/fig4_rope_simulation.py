@@ -19,8 +19,8 @@
 # %%
 
 from behind_rope.atomic import read_npz
-from behind_rope.metrics import diagonal_normalise
-from behind_rope.plotting import layer_grid, metadata, quantile_limits, save, standalone
+from behind_rope.figures.plotting import layer_grid, metadata, quantile_limits, save, standalone
+from behind_rope.maths.metrics import diagonal_normalise
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("fig4_rope_simulation")

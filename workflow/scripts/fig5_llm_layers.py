@@ -15,15 +15,16 @@
 # them) and heads, with every diagonal (fixed offset i − j) minus its own mean, key 0 included, as
 # the paper does.  A purely relative pattern would come out flat; what is left depends on absolute
 # position.  Colour limits are each panel's 1% and 99% quantiles of its finite values, the main
-# diagonal included.  Panels show block means, at most 256 per side (`metrics.DRAWN_GRID`), and
+# diagonal included.  Panels show block means, at most 256 per side (`blocks.DRAWN_GRID`), and
 # their titles give the split-half reliability of exactly that (`drawn_reliability`, from the
 # metrics file, the number that `results/claims.json` carries).  `snakemake fig5_llm_layers`
 # rebuilds it from `results/` without any model.
 
 # %%
 from behind_rope.atomic import read_json, read_npz
-from behind_rope.metrics import DRAWN_GRID, diagonal_normalise
-from behind_rope.plotting import layer_title, metadata, panel_grid, quantile_limits, save, standalone
+from behind_rope.figures.plotting import layer_title, metadata, panel_grid, quantile_limits, save, standalone
+from behind_rope.maths.blocks import DRAWN_GRID
+from behind_rope.maths.metrics import diagonal_normalise
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("fig5_llm_layers")

@@ -14,13 +14,13 @@
 # without the mask, the first layers), the variance of the mean pre-softmax scores (strict lower
 # triangle, key 0 left out) split in order: the relative part r(i − j) (what the paper's diagonal
 # normalisation removes), the query offset a(i) (invisible to the softmax) and the rest, the
-# softmax-visible non-relative part (`behind_rope.decompose`).  Read from the metrics files.
+# softmax-visible non-relative part (`behind_rope.maths.decompose`).  Read from the metrics files.
 
 # %%
 import numpy as np
 
 from behind_rope.atomic import read_json
-from behind_rope.plotting import plt, save, standalone
+from behind_rope.figures.plotting import plt, save, standalone
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_c5_decomposition")

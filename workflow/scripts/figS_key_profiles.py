@@ -12,15 +12,15 @@
 #
 # For each model, the key profile of each of the first layers on the Figure 5 text: the column
 # means of the softmax-visible residual (mean scores minus a query offset a(i) and a relative part
-# r(i − j), fitted with key 0 left out; `behind_rope.decompose`), an absolute preference for some
+# r(i − j), fitted with key 0 left out; `behind_rope.maths.decompose`), an absolute preference for some
 # keys.  A profile is determined up to a linear trend in the key, which the softmax cannot tell from
 # a relative decay.  Key 0 (the attention sink) is marked apart: its residual for late queries, the
 # `sink` of the metrics file.  The shaded band is the start keys of the direction check (1..S/10).
 
 # %%
 from behind_rope.atomic import read_json, read_npz
-from behind_rope.decompose import decompose, key_profile
-from behind_rope.plotting import metadata, plt, save, standalone, style_panel
+from behind_rope.figures.plotting import metadata, plt, save, standalone, style_panel
+from behind_rope.maths.decompose import decompose, key_profile
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_key_profiles")

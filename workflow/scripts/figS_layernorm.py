@@ -17,7 +17,7 @@
 import math
 
 from behind_rope.atomic import read_npz
-from behind_rope.plotting import layer_grid, metadata, save, standalone
+from behind_rope.figures.plotting import layer_grid, metadata, save, standalone
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_layernorm")

@@ -24,7 +24,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from behind_rope.atomic import read_json
-from behind_rope.plotting import plt, save, standalone, style_panel, value
+from behind_rope.figures.plotting import plt, save, standalone, style_panel, value
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_patching")

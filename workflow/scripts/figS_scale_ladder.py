@@ -14,14 +14,14 @@
 # block reliability on text), the magnitude (C5b's spread ratio), the first keys (C5c's contrast in noise
 # floors) and the direction (C5d's softmax-visible start deficit), and the Figure 5 panel's split-half
 # reliability.  The two Qwen2.5-Coder sizes sit side by side.  Read from `results/claims.json` through
-# `behind_rope.ladder`; each model's label gives its C5a-C5d verdicts.
+# `behind_rope.claims.ladder`; each model's label gives its C5a-C5d verdicts.
 
 # %%
 import numpy as np
 
 from behind_rope.atomic import read_json
-from behind_rope.ladder import MEASURES, ladder_layers, ladder_models, ladder_rows
-from behind_rope.plotting import plt, save, standalone, style_panel, value
+from behind_rope.claims.ladder import MEASURES, ladder_layers, ladder_models, ladder_rows
+from behind_rope.figures.plotting import plt, save, standalone, style_panel, value
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_scale_ladder")

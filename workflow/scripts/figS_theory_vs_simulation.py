@@ -10,7 +10,7 @@
 # %% [markdown]
 # # Appendix (new): closed-form layer-2 scores against the simulation
 #
-# Lines: the closed form g(i)/(h(i)h(j)) of `behind_rope.theory`.  Dots: the simulated mean
+# Lines: the closed form g(i)/(h(i)h(j)) of `behind_rope.theory.derivation`.  Dots: the simulated mean
 # layer-2 scores of the same layer.  One panel per α, a few query positions per panel.
 # Run with `snakemake figS_theory_vs_simulation`.
 
@@ -19,8 +19,8 @@
 import numpy as np
 
 from behind_rope.atomic import read_npz
-from behind_rope.plotting import metadata, plt, save, standalone
-from behind_rope.theory import layer2_score
+from behind_rope.figures.plotting import metadata, plt, save, standalone
+from behind_rope.theory.derivation import layer2_score
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_theory_vs_simulation")

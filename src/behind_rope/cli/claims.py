@@ -22,8 +22,8 @@ def position_claims(args) -> None:
     import json
     from functools import cache
 
-    from behind_rope.claims import summary_lines
-    from behind_rope.position_claims import decide, score_gap
+    from behind_rope.claims.summary import summary_lines
+    from behind_rope.position.claims import decide, score_gap
 
     patching = {Path(p).parent.name: atomic.read_json(p) for p in args.patching}
     root = Path(args.scores_root)
@@ -45,8 +45,9 @@ def position_claims(args) -> None:
       arg("--gram", nargs="+", required=True, help="results/gram/<twin>.npz of every seed of C3's twin (Figure 3)"),
       arg("--position-claims", required=True, help="results/claims/position.json (claims C6-C9)"))
 def claims(args) -> None:
-    from behind_rope.claims import decide, summary_lines
-    from behind_rope.panels import panel_statistics
+    from behind_rope.claims.decide import decide
+    from behind_rope.claims.panels import panel_statistics
+    from behind_rope.claims.summary import summary_lines
 
     training = {Path(p).parent.name: atomic.read_json(p) for p in args.training}
     panels = {Path(p).stem: panel_statistics(atomic.read_npz(p)) for p in args.gram}
@@ -61,7 +62,7 @@ def claims(args) -> None:
       arg("--write", action="store_true", help="write the expected file from the claims instead (a deliberate change: "
           "add a row to config/criteria_history.yaml in the same commit)"))
 def verdict_gate(args) -> None:
-    from behind_rope.gate import compare, expected_from
+    from behind_rope.claims.gate import compare, expected_from
 
     claims = atomic.read_json(args.claims)
     if args.write:

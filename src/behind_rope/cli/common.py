@@ -22,13 +22,21 @@ def arg(*flags, **options):
 
 
 def _json(text: str):
+    """JSON, or ``@path``: JSON read from that file (settings too long for a command line)."""
+    if text.startswith("@"):
+        try:
+            with open(text[1:]) as file:
+                text = file.read()
+        except OSError as error:
+            raise argparse.ArgumentTypeError(f"cannot read {text[1:]} ({error.strerror})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise argparse.ArgumentTypeError(f"not valid JSON ({error})") from None
 
 
-SETTINGS = arg("--settings", type=_json, required=True, help="JSON: the step's settings (the rule builds them from the config)")
+SETTINGS = arg("--settings", type=_json, required=True,
+               help="JSON, or @file: the step's settings (the rule builds them from the config)")
 OUTPUT = arg("--output", required=True)
 THREADS = arg("--threads", type=int, default=1, help="CPU threads for torch")
 

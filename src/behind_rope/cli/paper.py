@@ -14,8 +14,8 @@ from behind_rope.cli.common import OUTPUT, SETTINGS, arg, step
       arg("--data-stats", required=True), arg("--history", required=True, help="config/criteria_history.yaml"),
       arg("--output-dir", required=True))
 def paper_inputs(args) -> None:
-    from behind_rope import paper
-    from behind_rope.preregistration import history_latex, load_history
+    from behind_rope.claims.preregistration import history_latex, load_history
+    from behind_rope.paper import document as paper
 
     training = {Path(p).parent.name: atomic.read_json(p) for p in args.training}
     history = history_latex(load_history(Path.cwd(), args.history))  # rows without a commit get theirs from git
@@ -29,7 +29,7 @@ def paper_inputs(args) -> None:
       arg("--tex-packages", required=True, help="the Debian packages to name when LaTeX is missing"),
       arg("--log", required=True))
 def paper_pdf(args) -> None:
-    from behind_rope import latex
+    from behind_rope.paper import latex
 
     latex.build_pdf(Path(args.tex), Path(args.output), Path(args.log), [Path(p) for p in args.search_path],
                     latex.tex_packages(Path(args.tex_packages)))
@@ -40,7 +40,7 @@ def paper_pdf(args) -> None:
 @step("paper-tarball", "a flat, reproducible .tar.gz of the paper's sources", OUTPUT,
       arg("--files", nargs="+", required=True))
 def paper_tarball(args) -> None:
-    from behind_rope import latex
+    from behind_rope.paper import latex
 
     latex.write_tarball(Path(args.output), [Path(p) for p in args.files])
     print(f"{args.output}: {len(args.files)} files")

@@ -11,7 +11,7 @@ from behind_rope.cli.common import OUTPUT, SETTINGS, THREADS, arg, step
 def patching(args) -> None:
     import torch
 
-    from behind_rope.patching import patching_check
+    from behind_rope.position.patching import patching_check
 
     torch.set_num_threads(args.threads)
     result = patching_check(args.settings, args.tokens)

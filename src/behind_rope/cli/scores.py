@@ -14,7 +14,7 @@ from behind_rope.cli.common import OUTPUT, SETTINGS, THREADS, arg, step
       arg("--vocabulary", required=True), arg("--valid", required=True), arg("--train", required=True),
       arg("--output-dir", required=True))
 def twin_inputs(args) -> None:
-    from behind_rope.vocabulary import twin_input_sets
+    from behind_rope.twins.vocabulary import twin_input_sets
 
     sets = twin_input_sets(args.vocabulary, args.valid, args.train, **args.settings)
     for name, tokens in sets.items():
@@ -25,7 +25,7 @@ def twin_inputs(args) -> None:
 @step("llm-inputs", "every token set of llm.inputs, in one pretrained model's tokens", SETTINGS,
       arg("--archive", required=True), arg("--output-dir", required=True))
 def llm_inputs(args) -> None:
-    from behind_rope.llm import write_input_sets
+    from behind_rope.llm.loading import write_input_sets
 
     stats = write_input_sets(args.archive, Path(args.output_dir), **args.settings)
     print(json.dumps(stats))
@@ -36,7 +36,7 @@ def llm_inputs(args) -> None:
 def scores(args) -> None:
     import torch
 
-    from behind_rope.extract import score_run
+    from behind_rope.llm.extract import score_run
 
     torch.set_num_threads(args.threads)
     save_scores(args.output, *score_run(args.settings, args.tokens))
@@ -62,7 +62,7 @@ def save_runs(outputs: list[str], runs: list[dict], results) -> None:
 def variant_scores(args) -> None:
     import torch
 
-    from behind_rope.extract import score_runs
+    from behind_rope.llm.extract import score_runs
 
     torch.set_num_threads(args.threads)
     save_runs(args.output, args.settings["runs"], score_runs(args.settings["runs"], args.tokens))
@@ -74,9 +74,9 @@ def twin_scores(args) -> None:
     import numpy as np
     import torch
 
-    from behind_rope.extract import score_runs
-    from behind_rope.gram import PANELS, gram_matrices
-    from behind_rope.models import load_twin
+    from behind_rope.llm.extract import score_runs
+    from behind_rope.twins.gram import PANELS, gram_matrices
+    from behind_rope.twins.model import load_twin
 
     torch.set_num_threads(args.threads)
     save_runs(args.output, args.settings["runs"], score_runs(args.settings["runs"]))
@@ -90,6 +90,6 @@ def twin_scores(args) -> None:
 
 @step("metrics", "per-layer metrics of one score file", SETTINGS, OUTPUT, arg("--input", required=True))
 def metrics(args) -> None:
-    from behind_rope.metrics import Measures, score_file_metrics
+    from behind_rope.maths.metrics import Measures, score_file_metrics
 
     atomic.write_json(args.output, score_file_metrics(atomic.read_npz(args.input), Measures.of(args.settings)))

@@ -12,7 +12,7 @@ from behind_rope.cli.common import OUTPUT, SETTINGS, THREADS, step
 def simulate(args) -> None:
     import torch
 
-    from behind_rope.simulate import SimulationSize, Variant, simulate
+    from behind_rope.simulation.simulate import SimulationSize, Variant, simulate
 
     torch.set_num_threads(args.threads)
     variant, size = Variant(**args.settings["variant"]), SimulationSize(**args.settings["size"])

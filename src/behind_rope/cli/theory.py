@@ -8,7 +8,7 @@ from behind_rope.cli.common import OUTPUT, SETTINGS, THREADS, step
 
 @step("derive", "sympy derivation checks and the Figure 1 numbers", OUTPUT)
 def derive(args) -> None:
-    from behind_rope import theory
+    from behind_rope.theory import derivation as theory
 
     result = theory.derive()
     result["figure1"] = theory.figure1_scores(n=3, alpha=0.0)
@@ -21,7 +21,7 @@ def derive(args) -> None:
 def monte_carlo(args) -> None:
     import torch
 
-    from behind_rope.simulate import monte_carlo_layer2_error
+    from behind_rope.simulation.simulate import monte_carlo_layer2_error
 
     torch.set_num_threads(args.threads)
     s = args.settings

@@ -12,7 +12,7 @@ from behind_rope.cli.common import SETTINGS, THREADS, arg, step
 def train(args) -> None:
     import torch
 
-    from behind_rope.train import train_and_save
+    from behind_rope.twins.train import train_and_save
 
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True, warn_only=True)

@@ -1,0 +1,197 @@
+"""How close the two heaviest steps of a cold run come to the CPU's limit, and what a process start costs.
+
+The twins' training and the LLM score runs hold most of a cold run's CPU time (docs/results.md,
+"Benchmarks").  Whether engineering can make them cheaper, or only doing less work can, depends on how
+much of their time is already the matrix products themselves.  This script measures, in one run:
+
+- a training step of the default twin (1 thread, as the rule runs it), and the capture of one
+  LLM's first 4 layers on 1,024-token rows (2 threads, as the rule runs it), each under torch's
+  profiler: the share of CPU time in matrix products (mm, addmm, bmm, SDPA), beside what one large
+  matrix product reaches on the same threads (the machine's ceiling);
+- the CPU seconds of starting a step that loads a model: ``python -m behind_rope scores`` on one
+  8-token row, whose work is almost nothing but importing torch and transformers and loading.
+
+    python benchmarks/cpu_floor.py                  # needs results/models/<model>/hf (snakemake cache_llm)
+    python benchmarks/cpu_floor.py --update-docs    # also rewrite the cpu_floor table of docs/results.md
+    python benchmarks/cpu_floor.py --run /path/to/kept/cold/run --update-docs   # and price doing less work
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+MATRIX_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::_scaled_dot_product_flash_attention_for_cpu",
+              "aten::_scaled_dot_product_flash_attention_for_cpu_backward")
+
+
+def matrix_share(profile) -> float:
+    """The share of self CPU time spent in matrix products."""
+    events = profile.key_averages()
+    total = sum(event.self_cpu_time_total for event in events)
+    return sum(event.self_cpu_time_total for event in events if event.key in MATRIX_OPS) / total
+
+
+def profiled(step, repeats: int) -> tuple[float, float]:
+    """(CPU seconds per call, matrix-product share) of ``step`` after one warm-up call."""
+    from torch.profiler import ProfilerActivity, profile
+
+    step()
+    started = time.process_time()
+    with profile(activities=[ProfilerActivity.CPU]) as measured:
+        for _ in range(repeats):
+            step()
+    return (time.process_time() - started) / repeats, matrix_share(measured)
+
+
+def training_row(repeats: int) -> dict:
+    import torch
+
+    from behind_rope.config import load
+    from behind_rope.twins.model import TwinSize, build_twin
+    from behind_rope.twins.train import TrainSettings, make_optimizer
+
+    torch.set_num_threads(1)
+    model_config = load()["training"]
+    size = TwinSize(**model_config["model"], max_positions=64)
+    settings = TrainSettings(steps=300, batch_size=model_config["batch_size"], learning_rate=0.002, warmup_steps=25,
+                             weight_decay=0.1, checkpoint_every=50, eval_sequences=64, seed=0)
+    model = build_twin(size, "nope", 0).train()
+    optimizer = make_optimizer(model, settings)
+    batch = torch.randint(0, size.vocab_size, (settings.batch_size, 64), generator=torch.Generator().manual_seed(0))
+
+    def step():
+        loss = model(input_ids=batch, labels=batch).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    seconds, share = profiled(step, repeats)
+    return {"step": "train: one step of the default twin (1 thread)", "cpu_seconds": seconds, "matrix_share": share,
+            "peak": single_matmul_rate(1)}
+
+
+def capture_row(model_name: str, rows: int, repeats: int) -> dict:
+    import torch
+
+    from behind_rope.llm.extract import record_scores
+    from behind_rope.llm.loading import load_model
+
+    torch.set_num_threads(2)
+    model = load_model({"local": str(ROOT / f"results/models/{model_name}/hf")}, model_name, torch.device("cpu"),
+                       torch.float32)
+    tokens = torch.from_numpy(np.load(ROOT / f"results/inputs/{model_name}/fig5.npy")[:rows])
+    seconds, share = profiled(lambda: record_scores(model, tokens.split(4), range(4)), repeats)
+    return {"step": f"scores: {model_name}, first 4 layers of {rows} x {tokens.shape[1]} tokens (2 threads)",
+            "cpu_seconds": seconds, "matrix_share": share, "peak": single_matmul_rate(2)}
+
+
+def single_matmul_rate(threads: int) -> float:
+    """GFLOP/s of a large float32 matrix product on this many threads: the machine's ceiling for the steps."""
+    import torch
+
+    torch.set_num_threads(threads)
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    torch.mm(a, b)
+    started = time.perf_counter()
+    for _ in range(10):
+        torch.mm(a, b)
+    return 10 * 2 * 2048**3 / (time.perf_counter() - started) / 1e9
+
+
+def start_up_row(model_name: str) -> dict:
+    """CPU seconds of ``python -m behind_rope scores`` on one 8-token row: imports, model load, writing."""
+    from behind_rope import experiments
+    from behind_rope.config import load
+
+    config = load()
+    settings = experiments.score_settings(config, model_name, "random", "causal")
+    with tempfile.TemporaryDirectory() as scratch:
+        tokens = Path(scratch) / "row.npy"
+        np.save(tokens, np.load(ROOT / f"results/inputs/{model_name}/random.npy")[:1, :8])
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-m", "behind_rope", "scores", "--settings", json.dumps(settings), "--tokens",
+                        str(tokens), "--threads", "2", "--output", str(Path(scratch) / "out.npz")], check=True,
+                       capture_output=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"step": f"start-up: `python -m behind_rope scores` on one 8-token row ({model_name})",
+            "cpu_seconds": seconds, "matrix_share": None, "peak": None}
+
+
+def benchmark_cpu(run: Path, pattern: str) -> float:
+    """CPU seconds of the jobs whose ``benchmark:`` files match ``pattern`` (lower bounds: Snakemake samples)."""
+    import csv
+
+    total = 0.0
+    for path in sorted(run.glob(f"results/benchmarks/{pattern}")):
+        with path.open() as file:
+            total += float(next(csv.DictReader(file, delimiter="\t"))["cpu_time"] or 0)
+    return total
+
+
+def less_work_rows(run: Path, config: dict) -> list[tuple[str, float]]:
+    """What each way of doing less work would take off a cold run, from that run's per-job CPU seconds."""
+    nope, untrained = config["claims"]["C3"]["runs"]["twin"], config["claims"]["C3"]["controls"]["untrained"]
+    dropped = [f"{nope}_seed3", f"{nope}_seed4", f"{untrained}_seed3", f"{untrained}_seed4"]
+    seeds = sum(benchmark_cpu(run, f"{step}/{twin}{suffix}") for twin in dropped
+                for step, suffix in (("train", ".tsv"), ("scores", ".tsv"), ("metrics", "/*.tsv")))
+    trained = [name for name, spec in config["training"]["twins"].items() if spec.get("steps", 1) != 0]
+    steps = sum(benchmark_cpu(run, f"train/{twin}.tsv") for twin in trained) * (1 - 200 / config["training"]["steps"])
+    llms = config["llm"]["models"]
+    return [("C3 on three seeds instead of five (two trainings, two untrained twins, their score and metrics jobs)",
+             seeds),
+            ("every twin trained 200 steps instead of 300", steps),
+            ("Figure 5 on half its documents", sum(benchmark_cpu(run, f"scores/{m}/fig5_causal.tsv") for m in llms) / 2),
+            ("the all-layer text runs on half their sequences",
+             sum(benchmark_cpu(run, f"scores/{m}/text_causal.tsv") for m in llms) / 2)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="qwen2_5_coder", help="a model with results/models/<model>/hf")
+    parser.add_argument("--rows", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=10, help="training steps profiled")
+    parser.add_argument("--run", type=Path, help="a finished cold run (run_benchmarks.py --keep DIR): also price "
+                        "ways of doing less work from its per-job CPU seconds")
+    parser.add_argument("--update-docs", action="store_true")
+    args = parser.parse_args()
+    if not (ROOT / f"results/models/{args.model}/hf").exists():
+        raise SystemExit(f"Error: results/models/{args.model}/hf is missing; run `snakemake cache_llm` first.")
+    rows = [training_row(args.repeats), capture_row(args.model, args.rows, 2), start_up_row(args.model)]
+    lines = ["| step | CPU s per call | share in matrix products | matrix-product ceiling, GFLOP/s |", "|---|---|---|---|"]
+    for row in rows:
+        share = "" if row["matrix_share"] is None else f"{row['matrix_share']:.0%}"
+        peak = "" if row["peak"] is None else f"{row['peak']:.0f}"
+        lines.append(f"| {row['step']} | {row['cpu_seconds']:.2f} | {share} | {peak} |")
+    if args.run:
+        from behind_rope.config import load
+
+        options = less_work_rows(args.run, load())
+        lines += ["", "| less work (a decision before the run) | CPU s it takes off the cold run |", "|---|---|"]
+        lines += [f"| {name} | {seconds:.0f} |" for name, seconds in options]
+        lines.append(f"| the four together | {sum(seconds for _, seconds in options):.0f} |")
+    print("\n".join(lines))
+    if args.update_docs:
+        from results_doc import update
+
+        source = f"; the cold run: {args.run.name}'s `benchmark:` files, lower bounds" if args.run else ""
+        update("cpu_floor", f"_Measured by `python benchmarks/cpu_floor.py --update-docs` ({args.model}, "
+                            f"{args.rows} rows, {args.repeats} training steps{source})._\n\n" + "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

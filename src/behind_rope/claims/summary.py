@@ -1,0 +1,50 @@
+"""The verdicts as lines of text: printed by the claims steps and at the end of a run.  Kept apart from
+the deciding code, so that editing one claim's decision reruns that claim alone."""
+
+from __future__ import annotations
+
+from behind_rope.claims.seeds import describe
+
+
+def c3_detail_lines(claim: dict) -> list[str]:
+    """C3 per seed, per statistic over the seeds, its controls, and Figure 3 panel by panel."""
+    measured = claim["measured"]
+    lines = []
+    for name, seed in measured["seeds"].items():
+        values = ", ".join(f"{key} {value:.3g}" for key, value in seed["probe"].items() if key != "key_slope")
+        lines.append(f"seed {seed['seed']} ({name}, {seed['steps']} steps): {values}; on its own "
+                     f"{'PASS' if seed['passes_on_its_own'] else 'FAIL'}; sanity {'PASS' if seed['sanity']['passed'] else 'FAIL'}")
+    lines += [f"{name} over seeds: {describe(rule)}" for name, rule in measured["probe"]["statistics"].items()]
+    for control, result in measured["controls"].items():
+        verdict = "FAIL, as it must" if not result["passed"] else "PASS (a control that passes fails the claim)"
+        parts = "; ".join(f"{name} {describe(rule)}" for name, rule in result["statistics"].items())
+        lines.append(f"control {control}: {verdict} ({parts})")
+    for letter, panel in measured["panels"].items():
+        parts = "; ".join(f"{name} {describe(rule)}" for name, rule in panel["statistics"].items())
+        lines.append(f"Figure 3 panel ({letter}): {'PASS' if panel['passed'] else 'FAIL'} ({parts})")
+    return lines
+
+
+def summary_lines(claims: dict) -> list[str]:
+    """One line per claim, its verdict and its threshold, and for C3 its seeds and panels (printed by the
+    claims step and at the end of a run)."""
+    lines = []
+    for name, claim in claims.items():
+        commit = claim.get("criterion_commit", "unknown")
+        lines.append(f"{name}: {'PASS' if claim['passed'] else 'FAIL'}  ({claim['threshold']}; criterion {commit})")
+        if name == "C3":
+            lines += [f"    {line}" for line in c3_detail_lines(claim)]
+        for control, result in claim.get("controls", {}).items() if name != "C3" else ():
+            if isinstance(result, dict) and "passed" in result:
+                verdict = "FAIL, as it must" if not result["passed"] else "PASS (a control that passes fails the claim)"
+                lines.append(f"    control {control}: {verdict}")
+    return lines
+
+
+def print_summary(path) -> None:
+    """The verdicts of a claims file, printed at the end of a workflow run (if the file exists)."""
+    import json
+    from pathlib import Path
+
+    if Path(path).exists():
+        print(f"Claims ({path}):", *summary_lines(json.loads(Path(path).read_text())), sep="\n  ")

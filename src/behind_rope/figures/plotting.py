@@ -1,0 +1,148 @@
+"""Shared drawing code for the figure scripts: score heatmaps in the paper's style."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from behind_rope.atomic import atomic_path, read_npz  # noqa: E402
+from behind_rope.maths.blocks import DRAWN_GRID, block_mean  # noqa: E402
+
+CMAP = sns.color_palette("rocket", as_cmap=True)
+CMAP.set_bad("white")  # masked (NaN) entries stay blank
+
+
+def heatmap(ax, scores: np.ndarray, vmin: float, vmax: float, title: str = "", cmap=CMAP, colorbar=True,
+            seq_len: int | None = None):
+    """One score matrix, queries on rows and keys on columns, positions shown 1-based.
+
+    ``seq_len`` labels the axes when ``scores`` is a block-mean reduction of a longer sequence.
+    """
+    seq_len = seq_len or scores.shape[-1]
+    image = ax.imshow(scores, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest",
+                      extent=(0.5, seq_len + 0.5, seq_len + 0.5, 0.5))
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("Key position", fontsize=8)
+    ax.set_ylabel("Query position", fontsize=8)
+    ax.tick_params(labelsize=7)
+    if colorbar:
+        bar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+        bar.ax.tick_params(labelsize=7)
+        # Vector, not Matplotlib's rasterised default: in a PDF each rasterised colorbar costs a bitmap
+        # the size of the whole figure, seconds per file in the appendix's grids of 60 panels.
+        bar.solids.set_rasterized(False)
+        bar.solids.set_edgecolor("face")  # no hairline seams between the colour steps
+    return image
+
+
+def quantile_limits(matrices, low: float = 0.01, high: float = 0.99) -> tuple[float, float]:
+    """Colour limits at the 1% and 99% quantiles of the finite values."""
+    values = np.concatenate([np.asarray(m)[np.isfinite(m)] for m in matrices])
+    return float(np.quantile(values, low)), float(np.quantile(values, high))
+
+
+def layer_grid(rows: list[tuple[str, np.ndarray, tuple | list]], layer_label=lambda k: f"Layer {k + 1}"):
+    """A grid with one row per (label, (layers, S, S) scores, colour limits) and one column per layer.
+
+    The limits are one (vmin, vmax) for the whole row, or a list with one per layer.
+    """
+    n_layers = max(scores.shape[0] for _, scores, _ in rows)
+    fig, axes = plt.subplots(len(rows), n_layers, figsize=(3.0 * n_layers, 2.8 * len(rows)), squeeze=False)
+    for r, (label, scores, limits) in enumerate(rows):
+        for k in range(n_layers):
+            vmin, vmax = limits[k] if isinstance(limits, list) else limits
+            heatmap(axes[r, k], scores[k], vmin, vmax, f"{label}\n{layer_label(k)}")
+    fig.tight_layout()
+    return fig
+
+
+def panel_grid(panels: list[tuple[str, np.ndarray, tuple]], columns: int, max_pixels: int = DRAWN_GRID):
+    """Panels (title, S x S matrix, (vmin, vmax)) wrapped into rows of ``columns``."""
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, 2.8 * rows), squeeze=False)
+    for ax, (title, matrix, (vmin, vmax)) in zip(axes.flat, panels, strict=False):  # the last row may have spare axes
+        heatmap(ax, block_mean(matrix, max_pixels), vmin, vmax, title, seq_len=matrix.shape[-1])
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def layer_title(layer: int, layer_type: str) -> str:
+    """``Layer 3`` or ``Layer 3 (sliding window)``: sliding-window layers are marked."""
+    return f"Layer {layer}" + (" (sliding window)" if layer_type == "sliding_attention" else "")
+
+
+def below_diagonal(matrix: np.ndarray) -> np.ndarray:
+    """The strict lower triangle: colour limits taken there let the large self-scores saturate."""
+    return matrix[np.tri(matrix.shape[-1], k=-1, dtype=bool)]
+
+
+def style_panel(ax, title: str, xlabel: str, ylabel: str = "", legend: bool = True) -> None:
+    """A panel's title, axis labels and legend, in the sizes every figure uses."""
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+    if legend:
+        ax.legend(fontsize=6)
+
+
+def value(number, transform=float) -> float:
+    """A value read from JSON, where NaN was written as null (masked or undefined), ready to plot."""
+    return float("nan") if number is None else transform(number)
+
+
+def metadata(data) -> dict:
+    """The metadata every score file carries (for a simulation: its variant, size and seed)."""
+    return json.loads(str(data["metadata"]))
+
+
+def alpha_rows(paths, limits=(0.0, 1.0)):
+    """Grid rows for simulation files that differ only in alpha: ("α = ...", mean scores, limits)."""
+    rows = []
+    for path in paths:
+        data = read_npz(path)
+        rows.append((f"α = {metadata(data)['variant']['alpha']}", data["mean_scores"], limits))
+    return rows
+
+
+def standalone(name: str):
+    """What Snakemake passes the script of figure ``name``, for running it by hand or as a notebook.
+
+    Run from the project root, the script reads the files in results/ that the figure table names at
+    the default scale, or at the configs in ``$BEHIND_ROPE_CONFIGFILE`` (e.g. config/smoke.yaml).  A
+    script that draws several figures draws the one named on its command line, if any
+    (``python workflow/scripts/fig2_simulation.py figS_alpha_sweep``).
+    """
+    import os
+    import sys
+    from types import SimpleNamespace
+
+    from behind_rope import config
+    from behind_rope.figures import table as figures
+
+    overlays = os.environ.get("BEHIND_ROPE_CONFIGFILE", "").split()
+    table = figures.load(config.load(*overlays, root=Path.cwd()))[1]
+    named = [arg for arg in sys.argv[1:] if arg in table]  # a notebook kernel's own arguments name no figure
+    figure = table[named[0] if named else name]
+    return SimpleNamespace(input=list(figure.inputs), output=figure.files, params=SimpleNamespace(**figure.params),
+                           log=[], rule=name)
+
+
+def save(fig, outputs, log=()) -> None:
+    """Write the figure to every output path (PDF and PNG), atomically; list them in the log."""
+    for path in outputs:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=Path(path).suffix.lstrip("."), dpi=150, bbox_inches="tight")
+    plt.close(fig)
+    for path in log:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text("".join(f"wrote {output}\n" for output in outputs))

@@ -1,0 +1,3 @@
+"""The paper: the numbers, tables and prose parts generated from results/ (one module per group of
+claims), their formatting, and the LaTeX build.
+"""

@@ -1,0 +1,66 @@
+"""The helpers the rules files call when Snakemake parses them: wildcard patterns, job threads and
+resources from the config's groups, the JSON settings a rule hands its step, and an exit without
+waiting.  No step imports this module, so editing it reruns nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+
+from snakemake.exceptions import WorkflowError
+
+from behind_rope import experiments
+
+
+def names(values) -> str:
+    """A wildcard pattern that matches exactly these values."""
+    return "|".join(re.escape(value) for value in values)
+
+
+def job_threads(resources: dict, group):
+    """Threads of a resource group of the config; ``group`` may be a function of the wildcards."""
+    return (lambda wildcards: resources[group(wildcards)]["threads"]) if callable(group) else resources[group]["threads"]
+
+
+def job_resources(resources: dict, group):
+    """Memory, wall time and GPUs of a resource group (experiments.job_resources); ``group`` may be a
+    function of the wildcards, for one rule that serves twins and pretrained models alike."""
+    if not callable(group):
+        return experiments.job_resources(resources[group])
+
+    def pick(key):
+        return lambda wildcards: experiments.job_resources(resources[group(wildcards)], every_key=True)[key]
+
+    return {key: pick(key) for key in ("mem_mb", "runtime", "gpu", "gpu_model")}
+
+
+def settings(config: dict, function, *wildcard_names, **fixed):
+    """A rule's `settings` param: ``function(config, <those wildcards>, **fixed)`` as one JSON argument.
+
+    Every step reads its settings this way (--settings); a ValueError (an unpinned package, say)
+    stops the run with its one sentence.
+    """
+
+    def param(wildcards):
+        try:
+            value = function(config, *(wildcards[name] for name in wildcard_names), **fixed)
+        except ValueError as error:
+            raise WorkflowError(str(error)) from None
+        return json.dumps(value, sort_keys=True)
+
+    return param
+
+
+def verbatim(value):
+    """A param Snakemake must not format: captions hold LaTeX braces such as $\\sqrt{d}$."""
+    return lambda wildcards: value
+
+
+def cancel_idle_rechecks() -> None:
+    """Snakemake's job-rate limiter leaves a timer for its next idle re-check (every 10 s, set in
+    workflow/profiles/default), and Python waits for it before exiting: seconds added to every short
+    run.  Once the run is over nothing needs it."""
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()

@@ -1,0 +1,60 @@
+"""Per-head measures of where absolute position comes from (claims C6, C8b and C9); numpy only.
+
+A score run with ``per_head`` (behind_rope.llm.extract.ScoreRecorder) records, per layer, head and
+query, the mean log-normaliser log Z(i) (the log-sum-exp of the query's pre-softmax scores over the
+keys it sees) and the mean attention paid to key 0, for all sequences and for two halves.
+
+- **The mask's part (C6).** Under the causal mask query i sees i + 1 keys, so with equal scores
+  log Z(i) = log(i + 1) + const: the slope of log Z against log(i + 1) is 1.  Our measure is that
+  slope per head, fitted by least squares over queries i >= ``min_query``; a head that puts its
+  weight on one key (a sink) has a slope near 0, and without the mask every query sees the same keys.
+- **Beyond a sliding window (C8b).** At queries past the window every query of a sliding-window
+  layer sees the same number of keys, so the mask can no longer make log Z depend on i; what is left
+  comes from the states themselves (the residual stream).
+- **Sink heads (C9).** A head whose mean attention to key 0 over queries i >= ``from_query`` is at
+  least ``min_attention``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def log_z_slopes(log_z: np.ndarray, min_query: int) -> np.ndarray:
+    """Least-squares slope of log Z(i) against log(i + 1) over queries i >= ``min_query``: (..., S) -> (...);
+    NaN when fewer than two queries are left."""
+    seq_len = log_z.shape[-1]
+    if seq_len - min_query < 2:
+        return np.full(log_z.shape[:-1], np.nan)
+    x = np.log(np.arange(min_query, seq_len) + 1.0)
+    x = x - x.mean()
+    y = log_z[..., min_query:]
+    return ((y - y.mean(axis=-1, keepdims=True)) * x).sum(axis=-1) / (x**2).sum()
+
+
+def slopes_with_floor(arrays: dict, min_query: int, key: str = "log_z") -> dict[str, np.ndarray]:
+    """The slopes of a run's mean log Z and of each half, and the noise floor |b_A - b_B|."""
+    slopes = {name: log_z_slopes(np.asarray(arrays[name]), min_query) for name in (key, f"{key}_half_a", f"{key}_half_b")}
+    return {"slope": slopes[key], "halves": np.stack([slopes[f"{key}_half_a"], slopes[f"{key}_half_b"]]),
+            "floor": np.abs(slopes[f"{key}_half_a"] - slopes[f"{key}_half_b"])}
+
+
+def sink_attention(sink: np.ndarray, from_query: int) -> np.ndarray:
+    """Mean attention to key 0 over queries i >= ``from_query``: (layers, heads, S) -> (layers, heads)."""
+    return np.asarray(sink)[..., from_query:].mean(axis=-1)
+
+
+def sink_heads(sink: np.ndarray, from_query: int, min_attention: float) -> np.ndarray:
+    """Which heads are sink heads: (layers, heads) booleans."""
+    return sink_attention(sink, from_query) >= min_attention
+
+
+def spearman(x, y) -> float:
+    """Rank correlation of two sequences (NaN with fewer than three points or no spread)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 3 or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        return float("nan")
+    ranks = [np.argsort(np.argsort(v)).astype(float) for v in (x, y)]
+    if min(r.std() for r in ranks) == 0:
+        return float("nan")
+    return float(np.corrcoef(*ranks)[0, 1])

@@ -1,0 +1,203 @@
+"""Position 0 as a closed system that sink heads read (claim C9), tested by patching its residual state.
+
+Under the causal mask position 0 attends only to itself, so its state at every layer is a function of
+its own token: a closed system.  The patch replaces, at the input of one layer, the residual state of
+one position by that position's state in another input, and measures how every head's output (the
+attention output before the output projection) changes at the queries after the sequence's middle:
+``sqrt(sum |o' - o|^2 / sum |o|^2)`` over those queries and all sequences, per head.
+
+Three patches per layer:
+
+- ``position0``: position 0's state from another input whose first token differs (the next sequence,
+  its first token dropped);
+- ``position0_same_first``: position 0's state from another input with the same first token (the
+  next sequence as it is).  A closed system makes this the identical state: the noise floor;
+- ``middle``: the state of the middle position from the next sequence, the control.
+
+The change of each head's mean log Z at those queries (the mask's part, as claim C6 measures it) is
+recorded beside it.  Sink heads are chosen by the claims step from the score run's per-head sink.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack, contextmanager
+
+import numpy as np
+import torch
+
+from behind_rope.llm.extract import SCORES, ScoreRecorder, _StopForward, recording
+
+PATCHES = ("position0", "position0_same_first", "middle")
+
+
+def decoder_layers(model) -> torch.nn.ModuleList:
+    return model.base_model.layers
+
+
+@contextmanager
+def _keeping(modules, captured: dict, read, with_kwargs: bool):
+    """A forward pre-hook on each of ``modules`` that keeps ``read(args, kwargs)`` in ``captured[index]``."""
+    def keep(index):
+        def hook(module, args, kwargs=None):
+            captured[index] = read(args, kwargs or {}).detach().clone()
+        return hook
+
+    handles = [module.register_forward_pre_hook(keep(i), with_kwargs=with_kwargs) for i, module in enumerate(modules)]
+    try:
+        yield captured
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _layer_inputs(model, captured: dict):
+    """Keep each decoder layer's input hidden states (batch, S, hidden) in ``captured[layer]``."""
+    return _keeping(decoder_layers(model), captured, lambda args, kwargs: args[0] if args else kwargs["hidden_states"],
+                    with_kwargs=True)
+
+
+def _head_outputs(model, captured: dict):
+    """Keep each layer's attention output before the output projection, (batch, S, heads x head_dim)."""
+    return _keeping([layer.self_attn.o_proj for layer in decoder_layers(model)], captured,
+                    lambda args, kwargs: args[0].float(), with_kwargs=False)
+
+
+@contextmanager
+def _patched(model, layer: int, position: int, state: torch.Tensor):
+    """Replace the residual state at ``position`` by ``state`` (batch, hidden) at the input of ``layer``."""
+    def hook(module, args, kwargs):
+        hidden = (args[0] if args else kwargs["hidden_states"]).clone()
+        hidden[:, position] = state.to(hidden.dtype)
+        if args:
+            return (hidden, *args[1:]), kwargs
+        return args, {**kwargs, "hidden_states": hidden}
+
+    handle = decoder_layers(model)[layer].register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+@torch.no_grad()
+def _forward(model, tokens: torch.Tensor, last_layer: int, patch=None):
+    """One pass up to ``last_layer`` (0-based): the layer inputs, the head outputs and the per-head log Z."""
+    inputs, outputs = {}, {}
+    layers = decoder_layers(model)
+    # The recorder stops the pass in the attention of the layer after the last one needed, so the last
+    # layer's output projection still runs.
+    recorder = ScoreRecorder(range(min(last_layer + 2, len(layers))), per_head=True)
+    with ExitStack() as stack:
+        stack.enter_context(_layer_inputs(model, inputs))
+        stack.enter_context(_head_outputs(model, outputs))
+        stack.enter_context(recording(recorder))
+        if patch is not None:
+            stack.enter_context(_patched(model, *patch))
+        try:
+            model.base_model(input_ids=tokens, use_cache=False)
+        except _StopForward:
+            pass
+    # Per-head log Z summed over the sequences, so batches add up.
+    log_z = {layer: recorder.head_sums[layer]["log_z"].sum(0) for layer in range(last_layer + 1)}
+    return inputs, outputs, log_z
+
+
+def squares_per_head(values: torch.Tensor, heads: int, queries: slice) -> torch.Tensor:
+    """Per head, the sum of squares over ``queries`` of (batch, S, heads x head_dim) outputs."""
+    batch, seq_len, width = values.shape
+    return values[:, queries].reshape(batch, -1, heads, width // heads).double().pow(2).sum(dim=(0, 1, 3))
+
+
+@torch.no_grad()
+def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_position: int,
+                     batch_size: int | None = None, progress=None) -> dict:
+    """The three patches at the input of each of ``layers`` (1-based), on ``tokens`` (sequences, S), in batches
+    of ``batch_size`` sequences (memory stays flat); each sequence's donor is the next one (the last takes the
+    first), as the pre-registration (config/claims.yaml, C9) says.
+
+    Returns, per patch and layer, every head's output change and log Z change at the queries after
+    ``control_position``.
+    """
+    model.set_attn_implementation(SCORES)
+    device = next(model.parameters()).device
+    heads = model.config.get_text_config().num_attention_heads
+    last, count = max(layers) - 1, len(tokens)
+    later = slice(control_position + 1, None)
+    positions = {"position0": 0, "position0_same_first": 0, "middle": control_position}
+    sums = {(name, layer): {"change": 0.0, "norm": 0.0, "log_z": 0.0} for name in positions for layer in layers}
+    base_log_z = {layer: 0.0 for layer in layers}
+    for start in range(0, count, batch_size or count):
+        rows = torch.arange(start, min(start + (batch_size or count), count))
+        batch, donor = tokens[rows].to(device), tokens[(rows + 1) % count].to(device)
+        _, base_outputs, base = _forward(model, batch, last)
+        donor_inputs, _, _ = _forward(model, donor, last)
+        # The donor's first token dropped: another position 0.  Under the mask position 0's state depends on
+        # its token alone, so a one-token pass gives it.
+        other_first_inputs, _, _ = _forward(model, donor[:, 1:2], last)
+        states = {"position0": other_first_inputs, "position0_same_first": donor_inputs, "middle": donor_inputs}
+        for layer in layers:
+            index = layer - 1
+            base_log_z[layer] = base_log_z[layer] + base[index]
+            for name, position in positions.items():
+                _, outputs, log_z = _forward(model, batch, index, patch=(index, position, states[name][index][:, position]))
+                total = sums[(name, layer)]
+                total["change"] = total["change"] + squares_per_head(outputs[index] - base_outputs[index], heads, later)
+                total["norm"] = total["norm"] + squares_per_head(base_outputs[index], heads, later)
+                total["log_z"] = total["log_z"] + log_z[index]
+        if progress is not None:
+            progress.update(len(rows))
+    effects = {name: {"position": position, "layers": {
+        str(layer): {
+            "head_output_change": (sums[(name, layer)]["change"] / sums[(name, layer)]["norm"].clamp(min=1e-30)).sqrt()
+            .cpu().tolist(),
+            "log_z_change": ((sums[(name, layer)]["log_z"] - base_log_z[layer]) / count)[:, later].abs().mean(-1).tolist(),
+        } for layer in layers}} for name, position in positions.items()}
+    return {"patches": effects, "queries_from": control_position + 1, "sequences": count,
+            "seq_len": tokens.shape[1], "heads": heads, "batch_size": batch_size or count}
+
+
+def patching_check(settings: dict, tokens_path) -> dict:
+    """Claim C9's runs on one model: the patches (:func:`patching_effects`) and the closed-system gaps of
+    position 0 (:func:`closed_system_check`), with one model load."""
+    from tqdm import tqdm
+
+    from behind_rope.device import pick_device
+    from behind_rope.llm.loading import auto_batch_size, load_model
+
+    device, dtype = pick_device(settings["device"], settings["dtype"])
+    model = load_model(settings["source"], settings["model"], device, dtype)
+    tokens = torch.from_numpy(np.load(tokens_path))
+    control_position = int(settings["control_position_fraction"] * tokens.shape[1])
+    batch_size = settings["batch_size"]
+    if batch_size == "auto":  # three batches' states are held at once (the sequences and two donors)
+        batch_size = max(1, auto_batch_size(model, tokens.shape[1], device, cap=len(tokens)) // 3)
+    with tqdm(total=len(tokens), desc=f"{settings['model']} patches ({device.type}, batch {batch_size})", unit="seq",
+              mininterval=2.0) as bar:
+        effects = patching_effects(model, tokens, settings["layers"], control_position, int(batch_size), bar)
+    closed = closed_system_check(settings, tokens, model)
+    return {"model": settings["model"], "device": device.type, "dtype": str(dtype).removeprefix("torch."),
+            **effects, "closed_system": closed}
+
+
+@torch.no_grad()
+def position0_states(model, input_ids: torch.Tensor) -> np.ndarray:
+    """The hidden state at position 0 after the embedding and after every layer: (layers + 1, sequences, hidden)."""
+    device = next(model.parameters()).device
+    states = model.base_model(input_ids=input_ids.to(device), output_hidden_states=True, use_cache=False).hidden_states
+    return torch.stack([state[:, 0].float() for state in states]).cpu().numpy()
+
+
+def closed_system_check(settings: dict, tokens: torch.Tensor, model) -> dict:
+    """Position 0 as a closed system: its hidden states across sequences that share their first token, and
+    across the same sequences with different first tokens (each row's second token moved to the front),
+    on the first ``closed_system_seq_len`` tokens of ``tokens``."""
+    from behind_rope.llm.loading import load_tokenizer
+    from behind_rope.position.sources import closed_system_gaps
+
+    tokens = tokens[:, : settings["closed_system_seq_len"]]
+    different = tokens.clone()
+    different[:, 0] = tokens[:, 1]
+    gaps = closed_system_gaps(position0_states(model, tokens), position0_states(model, different))
+    first = load_tokenizer(settings["source"]).convert_ids_to_tokens(int(tokens[0, 0]))
+    return {"first_token": first, "sequences": len(tokens), "seq_len": tokens.shape[1],
+            "distinct_first_tokens_in_control": len(set(different[:, 0].tolist())), **gaps}
