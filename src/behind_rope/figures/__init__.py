@@ -1,0 +1,3 @@
+"""Figure rendering: the figure table (workflow/figures.yaml) and the plotting helpers every figure
+script uses.
+"""
