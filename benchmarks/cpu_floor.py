@@ -58,27 +58,10 @@ def profiled(step, repeats: int) -> tuple[float, float]:
 
 def training_row(repeats: int) -> dict:
     import torch
-
-    from behind_rope.config import load
-    from behind_rope.twins.model import TwinSize, build_twin
-    from behind_rope.twins.train import TrainSettings, make_optimizer
+    from threads import twin_training_step
 
     torch.set_num_threads(1)
-    model_config = load()["training"]
-    size = TwinSize(**model_config["model"], max_positions=64)
-    settings = TrainSettings(steps=300, batch_size=model_config["batch_size"], learning_rate=0.002, warmup_steps=25,
-                             weight_decay=0.1, checkpoint_every=50, eval_sequences=64, seed=0)
-    model = build_twin(size, "nope", 0).train()
-    optimizer = make_optimizer(model, settings)
-    batch = torch.randint(0, size.vocab_size, (settings.batch_size, 64), generator=torch.Generator().manual_seed(0))
-
-    def step():
-        loss = model(input_ids=batch, labels=batch).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-
+    _, step = twin_training_step()
     seconds, share = profiled(step, repeats)
     return {"step": "train: one step of the default twin (1 thread)", "cpu_seconds": seconds, "matrix_share": share,
             "peak": single_matmul_rate(1)}

@@ -84,16 +84,17 @@ def compare_capture(args) -> list[dict]:
 
 
 def compare_training(args) -> list[dict]:
+    from behind_rope.config import load
+    from behind_rope.experiments import twin_settings
     from behind_rope.twins.model import TwinSize
     from behind_rope.twins.train import TrainSettings, train_twin
 
-    size = TwinSize(vocab_size=8192, hidden_size=256, layers=4, heads=4, kv_heads=1, head_dim=64,
-                    intermediate_size=512, max_positions=64)  # config/config.yaml's training.model
-    settings = TrainSettings(steps=args.train_steps, batch_size=16, learning_rate=0.002, warmup_steps=25,
-                             weight_decay=0.1, checkpoint_every=10**6, eval_sequences=64, seed=0)
+    twin = twin_settings(load(), "rope")  # the default twin, as config/config.yaml sizes it
+    size = TwinSize(**twin["size"])
+    settings = TrainSettings(**{**twin["train"], "steps": args.train_steps, "checkpoint_every": 10**6})
     rng = np.random.default_rng(0)
-    train_ids = rng.integers(0, 8192, (2048, 64)).astype(np.int64)
-    valid_ids = rng.integers(0, 8192, (64, 64)).astype(np.int64)
+    train_ids = rng.integers(0, size.vocab_size, (2048, size.max_positions)).astype(np.int64)
+    valid_ids = rng.integers(0, size.vocab_size, (64, size.max_positions)).astype(np.int64)
     rows = []
     for device in ("cpu", "cuda"):
         with tempfile.TemporaryDirectory() as resume:
