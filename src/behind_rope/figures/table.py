@@ -11,15 +11,23 @@ Captions are written once, in a small subset of LaTeX that both outputs can show
 ``llm.models``; elsewhere in an entry it stands for the model (or, in the inputs of a figure that
 is not per model, expands to one input per model).  ``{seeds:<twin>}`` in an input expands to one
 input per seed of that twin (``training.twins.<twin>.seeds``).
+
+Inputs are named, not written out: a result file's name (``claims``), or its name with the values of
+its wildcards (``{simulation: [l2_alpha0.0, l2_alpha0.2]}``, ``{scores: {model: nope, run: text_causal}}``),
+from :data:`behind_rope.experiments.RESULT_FILES`.  Several values make one input each, the last wildcard
+varying fastest.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import product
 from pathlib import Path
+from string import Formatter
 
 from behind_rope.config import load_yaml
+from behind_rope.experiments import RESULT_FILES
 
 ROOT = Path(__file__).resolve().parents[3]
 TABLE = ROOT / "workflow" / "figures.yaml"
@@ -78,6 +86,28 @@ def _expand_seeds(path: str, config: dict) -> list[str]:
     return [SEEDS.sub(twin, path, count=1) for twin in seed_twins(config, found.group(1))]
 
 
+def _result_paths(figure: str, item, config: dict) -> list[str]:
+    """The paths one input of the table names: ``claims``, or ``{simulation: [a, b]}``, or
+    ``{scores: {model: nope, run: text_causal}}`` (placeholders such as ``{llm}`` kept for later)."""
+    name, values = (item, {}) if isinstance(item, str) else next(iter(item.items())) if len(item) == 1 else (None, None)
+    if name not in RESULT_FILES:
+        raise FigureTableError(f"Figure table error: '{figure}' reads {item!r}; an input is one of {', '.join(RESULT_FILES)}, "
+                               "alone or as a mapping to the values of its wildcards.")
+    pattern = RESULT_FILES[name]
+    wildcards = [field for _, field, _, _ in Formatter().parse(pattern) if field]
+    if not isinstance(values, dict):  # a result with one wildcard takes its values directly
+        values = {wildcards[0]: values} if len(wildcards) == 1 else None
+    if values is None or set(values) != set(wildcards):
+        raise FigureTableError(f"Figure table error: '{figure}' reads {item!r}; {name} ({pattern}) needs a value for "
+                               f"each of {', '.join(wildcards) or 'nothing'}, and only those.")
+    lists = {wildcard: [value] if isinstance(value, str) else list(value) for wildcard, value in values.items()}
+    unknown = set(lists.get("variant", [])) - set(config["simulation"]["variants"])
+    if unknown:
+        raise FigureTableError(f"Figure table error: '{figure}' reads the simulations {sorted(unknown)}, which are not "
+                               "under simulation.variants.")
+    return [pattern.format(**dict(zip(lists, chosen, strict=True))) for chosen in product(*lists.values())]
+
+
 def _figure(name: str, entry: dict, sections: dict, models: list[str], model: str | None, config: dict) -> Figure:
     unknown = set(entry) - ENTRY_KEYS
     missing = {"title", "caption", "inputs", "section"} - set(entry)
@@ -95,7 +125,8 @@ def _figure(name: str, entry: dict, sections: dict, models: list[str], model: st
         raise FigureTableError(f"Figure table error: '{name}' names the script {script}, which is not in "
                                f"workflow/scripts/; write it or fix the name.")
     inputs = []
-    for path in (seeded for written in entry["inputs"] for seeded in _expand_seeds(written, config)):
+    named = [path for item in entry["inputs"] for path in _result_paths(name, item, config)]
+    for path in (seeded for written in named for seeded in _expand_seeds(written, config)):
         inputs += [path.replace(PER_MODEL, m) for m in models] if PER_MODEL in path and model is None else [path]
     filled = _fill(entry, model)
     figure = Figure(name=_fill(name, model), title=filled["title"], caption=" ".join(entry["caption"].split()),
