@@ -131,7 +131,9 @@ def less_work_rows(run: Path, config: dict) -> list[tuple[str, float]]:
     nope, untrained = config["claims"]["C3"]["runs"]["twin"], config["claims"]["C3"]["controls"]["untrained"]
     dropped = [f"{nope}_seed3", f"{nope}_seed4", f"{untrained}_seed3", f"{untrained}_seed4"]
     seeds = sum(benchmark_cpu(run, f"{step}/{twin}{suffix}") for twin in dropped
-                for step, suffix in (("train", ".tsv"), ("scores", ".tsv"), ("metrics", "/*.tsv")))
+                # a twin's score runs: one job each (scores/<twin>/*), or one job for all in runs before issue 25
+                for step, suffix in (("train", ".tsv"), ("scores", ".tsv"), ("scores", "/*.tsv"), ("gram", ".tsv"),
+                                     ("metrics", "/*.tsv")))
     trained = [name for name, spec in config["training"]["twins"].items() if spec.get("steps", 1) != 0]
     steps = sum(benchmark_cpu(run, f"train/{twin}.tsv") for twin in trained) * (1 - 200 / config["training"]["steps"])
     llms = config["llm"]["models"]

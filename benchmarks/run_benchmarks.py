@@ -153,7 +153,7 @@ def main() -> None:
         f"| of that CPU time, in the kernel (page faults, I/O) | {kernel:.0f} s | |",
         f"| of that CPU time, Snakemake itself (scheduling, checks, `benchmark:` sampling) | {own:.0f} s | |",
         f"| dequantising the GGUF models (`cache_llm`, all models) | {rules.get('cache_llm', {}).get('s', 0):.0f} s | <= 60 s |",
-        f"| score runs (`scores`, `variant_scores_*` and `twin_scores`, LLMs and twins, {rules.get('scores', {}).get('jobs', 0):.0f} jobs) | "
+        f"| score runs (`scores`: LLMs, their variants and twins, {rules.get('scores', {}).get('jobs', 0):.0f} jobs) | "
         f"{rules.get('scores', {}).get('s', 0):.0f} s | |",
         f"| no-op rerun | {noop:.1f} s ({noop / full:.3f} of a cold run) | <= 3 s |",
         f"| `snakemake fig2_simulation` after editing its script | {figure:.1f} s ({figure / full:.3f} of a cold run) | <= 20 s |",

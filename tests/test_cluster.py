@@ -20,10 +20,9 @@ PRETRAINED = set(yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["
 
 
 def job_kind(rule: str, wildcards: dict[str, str]) -> str:
-    """A rule's name, or `llm_scores` for the score runs of a pretrained LLM, or of its variants (which ask for a
-    GPU): the `scores` rule on a pretrained model, and the `variant_scores_<model>` rules."""
-    pretrained = rule == "scores" and wildcards.get("model") in PRETRAINED
-    return "llm_scores" if pretrained or rule.startswith("variant_scores_") else rule
+    """A rule's name, or `llm_scores` for the `scores` runs of a pretrained LLM or of a variant of one
+    (`<model>.<variant>`), which ask for a GPU."""
+    return "llm_scores" if rule == "scores" and wildcards.get("model", "").split(".")[0] in PRETRAINED else rule
 
 
 GPU_JOBS = {"llm_scores", "patching"}  # the jobs that run a pretrained LLM
@@ -36,8 +35,8 @@ TIMINGS = {"seconds", "tokens_per_second", "train_seconds", "peak_rss_mb"}
 def rule_groups() -> dict[str, str]:
     """{rule: resource group} for every rule that runs something, read from the rule files.
 
-    Rules made in a loop are keyed by their name pattern: `fetch_(\\w+)_package`, `variant_scores_(\\w+)` (one
-    per pretrained model), and `figure` for the plotting rules (named after their figures).  The score rule's
+    Rules made in a loop are keyed by their name pattern: `fetch_(\\w+)_package`, and `figure` for the plotting
+    rules (named after their figures).  The score rule's
     group is `score_group`, a function of its wildcards: `llm` for pretrained LLMs, `twin_analysis` for twins.
     """
     groups = {}
@@ -48,8 +47,7 @@ def rule_groups() -> dict[str, str]:
                 threads = re.search(r'threads: job_threads\("?(\w+)"?\)', block)
                 resources = re.search(r'\*\*job_resources\("?(\w+)"?\)', block)
                 assert threads and resources and threads[1] == resources[1], f"rule {name[1]}: threads and resources"
-                key = {'f"fetch_{_source}_package"': r"fetch_\w+_package", "_figure.name": "figure",
-                       'f"variant_scores_{_llm}"': r"variant_scores_\w+"}.get(name[1], name[1])
+                key = {'f"fetch_{_source}_package"': r"fetch_\w+_package", "_figure.name": "figure"}.get(name[1], name[1])
                 groups[key] = threads[1]
     return groups
 
@@ -113,7 +111,7 @@ def test_the_slurm_profile_sends_extraction_and_paper_scale_training_to_a_gpu(tm
     asking = {job_kind(rule, wildcards) for rule, asked, wildcards in jobs if int(asked.get("gpu", 0)) > 0}
     assert asking == gpu_jobs
     kinds = {job_kind(rule, wildcards) for rule, _, wildcards in jobs}
-    assert {"simulate", "derivation", "claims", "llm_inputs", "twin_scores"} <= kinds - asking
+    assert {"simulate", "derivation", "claims", "llm_inputs", "scores", "gram"} <= kinds - asking  # twins' runs: scores
     assert all(asked["slurm_account"] == "your_account" for rule, asked, _ in jobs if rule != "all")
 
 
@@ -200,8 +198,7 @@ def test_the_smoke_dag_runs_through_slurm_and_matches_a_local_run(slurm_env, smo
     assert Counter(job["rule"] for job in jobs) == expected
     assert {job["State"] for job in jobs} == {"COMPLETED"}
     for job in jobs:
-        on_gpu = job["rule"] == "patching" or job["rule"].startswith("variant_scores_") or (
-            job["rule"] == "scores" and job["wildcards"].startswith(tuple(PRETRAINED)))
+        on_gpu = job["rule"] == "patching" or (job["rule"] == "scores" and job["wildcards"].startswith(tuple(PRETRAINED)))
         assert ("gres/gpu=1" in job["AllocTRES"]) == on_gpu, job
         assert job["Partition"] == ("gpu" if on_gpu else "cpu"), job
     assert_same_results(workdir, smoke_run)

@@ -8,12 +8,13 @@ from conftest import ROOT
 
 
 def test_a_step_runs_its_handlers_imports_and_their_imports():
-    assert handler_location("twin-scores") == ("behind_rope.cli.scores", "twin_scores")
-    twin_scores = step_modules(*handler_location("twin-scores"))
+    assert handler_location("gram") == ("behind_rope.cli.scores", "gram")
+    gram = step_modules(*handler_location("gram"))
     assert {"behind_rope.cli.scores", "behind_rope.twins.gram", "behind_rope.llm.extract", "behind_rope.twins.model",
-            "behind_rope.atomic"} <= twin_scores
-    # Another handler of the same module (metrics) imports metrics.py; the twin-scores step does not.
-    assert "behind_rope.maths.metrics" not in twin_scores and "behind_rope.paper.document" not in twin_scores
+            "behind_rope.atomic"} <= gram
+    # Other handlers of the same module import metrics.py (metrics) and the score runs (scores); gram does neither.
+    assert "behind_rope.maths.metrics" not in gram and "behind_rope.paper.document" not in gram
+    assert "behind_rope.twins.gram" not in step_modules(*handler_location("scores"))
     assert "behind_rope.maths.rope" in step_modules(*handler_location("simulate"))  # through simulate.py
 
 
@@ -35,10 +36,10 @@ def test_the_digest_follows_the_code(tmp_path, monkeypatch):
         codedigest._module_imports.cache_clear()
 
     fresh()
-    before = {step: codedigest.step_code(step) for step in ("twin-scores", "simulate", "claims")}
+    before = {step: codedigest.step_code(step) for step in ("gram", "simulate", "claims")}
     (package / "twins" / "gram.py").write_text((package / "twins" / "gram.py").read_text() + "\n# changed\n")
     fresh()
     after = {step: codedigest.step_code(step) for step in before}
-    assert after["twin-scores"] != before["twin-scores"]
+    assert after["gram"] != before["gram"]
     assert after["simulate"] == before["simulate"] and after["claims"] == before["claims"]
     fresh()

@@ -41,7 +41,7 @@ def test_every_figure_claim_log_and_benchmark_is_written(smoke_run):
     assert claims["C1"]["passed"]  # the derivation and Monte-Carlo run do not shrink at smoke scale
     assert (smoke_run / "results" / "logs" / "derivation.log").exists()
     for heavy in ("derivation.tsv", "theory_monte_carlo.tsv", "simulate/rope_causal_alpha0.0.tsv", "train/nope.tsv",
-                  "scores/smollm2/text_causal.tsv", "scores/nope_seed1.tsv"):
+                  "scores/smollm2/text_causal.tsv", "scores/nope_seed1/random_causal.tsv", "gram/nope_seed1.tsv"):
         assert (smoke_run / "results" / "benchmarks" / heavy).exists()
 
 
@@ -104,10 +104,9 @@ POSITION_FIGURES = {name for name in CLAIMS_FIGURES if "results/claims/position.
     ("maths/rope.py", {"simulate", "theory_monte_carlo", "metrics", "position_claims", "claims", "paper_inputs", "paper",
                  "all"} | {name for name, figure in FIGURES.items() if any(
                      path.startswith(("results/scores/simulation/", "results/claims")) for path in figure.inputs)}),
-    # twins/gram.py: every twin's score job (which writes its Gram matrices), and what reads them
-    ("twins/gram.py", {"twin_scores", "metrics", "claims", "paper_inputs", "paper", "all"} | {
-        name for name, figure in FIGURES.items() if any(path.startswith(("results/scores/nope", "results/scores/rope",
-                                                                        "results/gram", "results/claims.json"))
+    # twins/gram.py: the twins' Gram matrices and what reads them; no score run imports it
+    ("twins/gram.py", {"gram", "claims", "paper_inputs", "paper", "all"} | {
+        name for name, figure in FIGURES.items() if any(path.startswith(("results/gram", "results/claims.json"))
                                                          for path in figure.inputs)}),
     ("paper/latex.py", {"paper", "all"}),
     # a claim's own code: that claim, what reads claims.json, and nothing upstream (no dequantisation,

@@ -248,22 +248,9 @@ def score_settings(config: dict, model: str, inputs: str, mask: str) -> dict:
             "intervention": {key: variant.get(key) for key in ("replace_embedding", "ntk_factor")} if variant else None}
 
 
-def variant_score_settings(config: dict, inputs: str, mask: str, model: str) -> dict:
-    """The score runs of every variant of ``model`` on one token set, made in one process (variant-scores)."""
-    return {"runs": [score_settings(config, variant, inputs, mask) for variant in model_variants(config, model)]}
-
-
-def twin_score_runs() -> list[str]:
-    """The score runs every twin makes, in one job (twin-scores): held-out text and i.i.d. tokens, each
-    with and without the mask (a few seconds each, against a start-up of several)."""
-    return [run_name(inputs, mask) for inputs in TWIN_INPUTS for mask in MASKS]
-
-
-def twin_score_settings(config: dict, twin: str) -> dict:
-    """Every score run of one twin, each with its tokens, and the inputs of its Figure 3 Gram matrices."""
-    runs = [{**score_settings(config, twin, inputs, mask), "tokens": tokens_file(twin, inputs)}
-            for inputs in TWIN_INPUTS for mask in MASKS]  # in the order of twin_score_runs
-    return {"runs": runs, "gram": {"twin": f"results/training/{twin}", "tokens": tokens_file(twin, "text")}}
+def score_group(config: dict, model: str) -> str:
+    """The resource group (config: resources) of a score run of ``model``."""
+    return "twin_analysis" if model_kind(config, model) == "twin" else "llm"
 
 
 def score_model_files(config: dict, model: str) -> list[str]:

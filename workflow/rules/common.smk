@@ -56,6 +56,8 @@ CRITERION_COMMITS = criterion_commits(
 )
 TWINS = config["training"]["twins"]
 LLMS = experiments.scored_llms(config)
+# A score run's resource group, from its model: twin_analysis for a twin, llm for a pretrained LLM.
+score_group = partial(rule_helpers.score_group, config)
 
 
 wildcard_constraints:

@@ -1,7 +1,7 @@
 # Mean pre-softmax scores, of the twins and the pretrained LLMs alike: the token sets each model
 # reads (results/inputs/<model>/<set>.npy), one score run per model x token set x mask
-# (results/scores/<model>/<inputs>_<mask>.npz; on a GPU when there is one; the variants of a model
-# together), and the metrics of every score file, simulations included (results/metrics/<source>/<run>.json).
+# (results/scores/<model>/<inputs>_<mask>.npz; on a GPU when there is one), the twins' Gram matrices,
+# and the metrics of every score file, simulations included (results/metrics/<source>/<run>.json).
 
 
 rule twin_inputs:
@@ -52,6 +52,9 @@ rule llm_inputs:
         " --output-dir $(dirname {output.stats}) > {log} 2>&1"
 
 
+# One rule for every score run: a twin, a pretrained LLM or a variant of one (llm.variants), on one
+# token set, with or without the mask.  Only the runs that something reads are made, each in a job of
+# its own, so a cluster spreads them over its GPUs and adding a variant or a token set runs only it.
 rule scores:
     input:
         model=lambda wildcards: experiments.score_model_files(config, wildcards.model),
@@ -62,14 +65,13 @@ rule scores:
         "results/logs/scores/{model}/{inputs}_{mask}.log",
     benchmark:
         "results/benchmarks/scores/{model}/{inputs}_{mask}.tsv"
-    wildcard_constraints:
-        model=names(LLMS),  # a variant's runs come from its model's variant_scores job, a twin's from twin_scores
     priority: 20
     conda:
         HEAVY_ENV
-    threads: job_threads("llm")
+    # A twin's run takes one core and no GPU (resources.twin_analysis); a pretrained LLM's, resources.llm.
+    threads: job_threads(score_group)
     resources:
-        **job_resources("llm"),
+        **job_resources(score_group),
     params:
         code=step_code("scores"),
         settings=settings(experiments.score_settings, "model", "inputs", "mask"),
@@ -78,19 +80,17 @@ rule scores:
         " --output {output} > {log} 2>&1"
 
 
-# Every score run of a twin, and its Figure 3 Gram matrices, in one job: each run takes seconds, and a
-# process of its own would spend more on start-up (imports, loading) than on the run.
-rule twin_scores:
+# Figure 3's Gram matrices of a twin, on its held-out text.
+rule gram:
     input:
         model="results/training/{twin}/model.safetensors",
-        tokens=[f"results/inputs/{{twin}}/{name}.npy" for name in experiments.TWIN_INPUTS],
+        tokens=experiments.tokens_file("{twin}", "text"),
     output:
-        runs=[f"results/scores/{{twin}}/{run}.npz" for run in experiments.twin_score_runs()],
-        gram="results/gram/{twin}.npz",
+        "results/gram/{twin}.npz",
     log:
-        "results/logs/scores/{twin}.log",
+        "results/logs/gram/{twin}.log",
     benchmark:
-        "results/benchmarks/scores/{twin}.tsv"
+        "results/benchmarks/gram/{twin}.tsv"
     priority: 20
     conda:
         HEAVY_ENV
@@ -98,44 +98,10 @@ rule twin_scores:
     resources:
         **job_resources("twin_analysis"),
     params:
-        code=step_code("twin-scores"),
-        settings=settings(experiments.twin_score_settings, "twin"),
+        code=step_code("gram"),
     shell:
-        "python -m behind_rope twin-scores --settings {params.settings:q} --threads {threads} --output {output.runs}"
-        " --gram {output.gram} > {log} 2>&1"
-
-
-# Every variant of a model (llm.variants) on one token set is one job, in one process: such runs are
-# short, and a process of its own would spend more on start-up (imports, loading) than on the run.
-for _llm in LLMS:
-    _variants = experiments.model_variants(config, _llm)
-    if not _variants:
-        continue
-
-    rule:
-        name:
-            f"variant_scores_{_llm}"
-        input:
-            model=experiments.score_model_files(config, _llm),
-            tokens=experiments.tokens_file(_llm, "{inputs}"),
-        output:
-            [f"results/scores/{variant}/{{inputs}}_{{mask}}.npz" for variant in _variants],
-        log:
-            f"results/logs/scores/{_llm}.variants/{{inputs}}_{{mask}}.log",
-        benchmark:
-            f"results/benchmarks/scores/{_llm}.variants/{{inputs}}_{{mask}}.tsv"
-        priority: 20
-        conda:
-            HEAVY_ENV
-        threads: job_threads("llm")
-        resources:
-            **job_resources("llm"),
-        params:
-            code=step_code("variant-scores"),
-            settings=settings(experiments.variant_score_settings, "inputs", "mask", model=_llm),
-        shell:
-            "python -m behind_rope variant-scores --settings {params.settings:q} --tokens {input.tokens}"
-            " --threads {threads} --output {output} > {log} 2>&1"
+        "python -m behind_rope gram --model-dir $(dirname {input.model}) --tokens {input.tokens} --threads {threads}"
+        " --output {output} > {log} 2>&1"
 
 
 rule metrics:

@@ -49,42 +49,20 @@ def save_scores(output: str, arrays: dict, metadata: dict) -> None:
           f"on {metadata['device']}/{metadata['dtype']}")
 
 
-def save_runs(outputs: list[str], runs: list[dict], results) -> None:
-    """Save the results of several score runs (extract.score_runs, made lazily) to their outputs, in order."""
-    if len(runs) != len(outputs):
-        raise SystemExit(f"Error: {len(runs)} runs but {len(outputs)} output files")
-    for output, (arrays, metadata) in zip(outputs, results, strict=True):
-        save_scores(output, arrays, metadata)
-
-
-@step("variant-scores", "the score runs of every variant of one pretrained model on one token set, in one process",
-      SETTINGS, THREADS, arg("--tokens", required=True), arg("--output", nargs="+", required=True))
-def variant_scores(args) -> None:
-    import torch
-
-    from behind_rope.llm.extract import score_runs
-
-    torch.set_num_threads(args.threads)
-    save_runs(args.output, args.settings["runs"], score_runs(args.settings["runs"], args.tokens))
-
-
-@step("twin-scores", "every score run of one twin, and its Figure 3 Gram matrices, in one process", SETTINGS, THREADS,
-      arg("--output", nargs="+", required=True), arg("--gram", required=True, help="results/gram/<twin>.npz"))
-def twin_scores(args) -> None:
+@step("gram", "Figure 3's Gram matrices of one twin on its held-out text", THREADS, OUTPUT,
+      arg("--model-dir", required=True, help="results/training/<twin>"), arg("--tokens", required=True))
+def gram(args) -> None:
     import numpy as np
     import torch
 
-    from behind_rope.llm.extract import score_runs
     from behind_rope.twins.gram import PANELS, gram_matrices
     from behind_rope.twins.model import load_twin
 
     torch.set_num_threads(args.threads)
-    save_runs(args.output, args.settings["runs"], score_runs(args.settings["runs"]))
-    gram = args.settings["gram"]
-    inputs = torch.from_numpy(np.load(gram["tokens"]))
-    panels, check = gram_matrices(load_twin(gram["twin"]), inputs)
+    inputs = torch.from_numpy(np.load(args.tokens))
+    panels, check = gram_matrices(load_twin(args.model_dir), inputs)
     # The titles travel with the panels, so the figure script needs neither torch nor transformers.
-    atomic.write_npz(args.gram, **panels, titles=json.dumps(PANELS), check=json.dumps(check), sequences=len(inputs))
+    atomic.write_npz(args.output, **panels, titles=json.dumps(PANELS), check=json.dumps(check), sequences=len(inputs))
     print(f"Gram matrices: recomputation agrees with the forward pass: {check['max_abs_gap']}")
 
 

@@ -10,7 +10,7 @@ which computes eager attention and passes ``QK^T * scale`` (GQA expanded) to the
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -251,11 +251,10 @@ def load_score_model(settings: dict):
     return load_model(settings["source"], settings["model"], device, dtype, ntk_factor), device, dtype
 
 
-def score_run(settings: dict, tokens_path, loaded=None) -> tuple[dict[str, np.ndarray], dict]:
+def score_run(settings: dict, tokens_path) -> tuple[dict[str, np.ndarray], dict]:
     """One score run (experiments.score_settings): load the model, record its layers on the tokens.
 
-    ``loaded`` is what :func:`load_score_model` returns for these settings, when the caller has it
-    already.  Returns the recorder's arrays and the metadata every score file carries: the model and
+    Returns the recorder's arrays and the metadata every score file carries: the model and
     what pins it, the inputs, the mask, the sizes, the device and dtype, the layer types and the
     throughput.
     """
@@ -265,7 +264,7 @@ def score_run(settings: dict, tokens_path, loaded=None) -> tuple[dict[str, np.nd
     from tqdm import tqdm
 
     change = settings.get("intervention") or {}  # a model variant's change at inference (none for a twin)
-    model, device, dtype = loaded or load_score_model(settings)
+    model, device, dtype = load_score_model(settings)
     tokens = torch.from_numpy(np.load(tokens_path))
     inputs_embeds = None
     if change.get("replace_embedding"):
@@ -310,16 +309,3 @@ def score_run(settings: dict, tokens_path, loaded=None) -> tuple[dict[str, np.nd
                      "layer_types": [layer_types[i] for i in layers],
                      "sliding_window": getattr(config, "sliding_window", None)}
     return recorder.result(), metadata
-
-
-def score_runs(runs: list[dict], tokens_path=None) -> Iterator[tuple[dict[str, np.ndarray], dict]]:
-    """Several score runs in one process (the variants of a model on one token set, or every run of a
-    twin): a model is loaded once for every run that reads it unchanged, so a run costs its forward
-    passes, not a start-up.  A run's own ``tokens`` path wins over ``tokens_path``."""
-    loaded, loaded_for = None, None
-    for settings in runs:
-        needs = json.dumps([settings["source"], (settings.get("intervention") or {}).get("ntk_factor")], sort_keys=True)
-        if needs != loaded_for:
-            loaded = None  # the last model goes before the next one loads
-            loaded, loaded_for = load_score_model(settings), needs
-        yield score_run(settings, settings.get("tokens", tokens_path), loaded)

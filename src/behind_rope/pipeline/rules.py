@@ -35,6 +35,11 @@ def job_resources(resources: dict, group):
     return {key: pick(key) for key in ("mem_mb", "runtime", "gpu", "gpu_model")}
 
 
+def score_group(config: dict, wildcards) -> str:
+    """The resource group of the score run these wildcards name (experiments.score_group)."""
+    return experiments.score_group(config, wildcards.model)
+
+
 def settings(config: dict, function, *wildcard_names, **fixed):
     """A rule's `settings` param: ``function(config, <those wildcards>, **fixed)`` as one JSON argument.
 
