@@ -79,6 +79,8 @@ def _step(argv: list[str]) -> str:
         return argv[1]
     if "/.snakemake/scripts/" in program:  # Snakemake's copy of a script: tmp<random>.<name>.py
         return "script " + program.rsplit("/", 1)[-1].split(".", 1)[-1].removesuffix(".py")
+    if program.endswith("snakemake/__main__.py"):  # Snakemake runs a rule's `run:` block in a Snakemake of its own
+        return "snakemake, for a `run:` rule"
     return program.rsplit("/", 1)[-1]
 
 
@@ -86,7 +88,9 @@ def process_cpu(lines: list[str]) -> dict[str, dict[str, float]]:
     """CPU seconds per step (its processes and the children they waited for), Snakemake's own, and the
     rest of Snakemake's children (its shells, its ILP solver, LaTeX), from one run's process log."""
     records = [json.loads(line) for line in lines if line.strip()]
-    snakemake = next((r for r in records if _program(r["argv"]).endswith("snakemake/__main__.py")), None)
+    # The Snakemake that ran the jobs: the one whose children took the most (a `run:` rule starts another).
+    snakemake = max((r for r in records if _program(r["argv"]).endswith("snakemake/__main__.py")),
+                    key=lambda r: r["children_user"] + r["children_system"], default=None)
     if snakemake is None:
         raise ValueError("the process log has no Snakemake process: was the run started with `python -m snakemake`?")
     logged = {r["pid"] for r in records}

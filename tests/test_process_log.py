@@ -34,12 +34,15 @@ def test_cpu_is_summed_per_step_with_the_children_each_job_waited_for():
         record(3, 2, ["/venv/pip/__main__.py", "download"], 2.0),  # counted in its parent's children
         record(4, 1, ["/x/behind_rope/__main__.py", "fetch-package"], 1.5),
         record(5, 1, ["/w/.snakemake/scripts/tmpab12cd.fig2_simulation.py"], 3.0),
-        record(1, 0, ["/venv/snakemake/__main__.py", "--cores"], 4.0, children_user=10.0),
+        # A rule's `run:` block runs in a Snakemake of its own (under a shell), logged before the main one.
+        record(7, 6, ["/venv/snakemake/__main__.py", "--snakefile"], 0.5),
+        record(1, 0, ["/venv/snakemake/__main__.py", "--cores"], 4.0, children_user=10.5),
     ]
     totals = process_cpu(lines)
     assert totals["fetch-package"] == {"processes": 2, "cpu_s": 4.5, "system_s": 0.0}
     assert totals["script fig2_simulation"]["cpu_s"] == 3.0
-    assert totals["Snakemake itself"]["cpu_s"] == 4.0
-    # Of its 10 s of children, the jobs account for 7.5: the rest went to shells, the solver, LaTeX.
+    assert totals["Snakemake itself"] == {"processes": 1, "cpu_s": 4.0, "system_s": 0.0}
+    assert totals["snakemake, for a `run:` rule"]["cpu_s"] == 0.5
+    # Of its 10.5 s of children, the jobs account for 8: the rest went to shells, the solver, LaTeX.
     assert totals["Snakemake's other children (shells, ILP solver, LaTeX)"]["cpu_s"] == 2.5
     assert "download" not in totals
