@@ -89,7 +89,12 @@ def _expand_seeds(path: str, config: dict) -> list[str]:
 def _result_paths(figure: str, item, config: dict) -> list[str]:
     """The paths one input of the table names: ``claims``, or ``{simulation: [a, b]}``, or
     ``{scores: {model: nope, run: text_causal}}`` (placeholders such as ``{llm}`` kept for later)."""
-    name, values = (item, {}) if isinstance(item, str) else next(iter(item.items())) if len(item) == 1 else (None, None)
+    if isinstance(item, str):
+        name, values = item, {}
+    elif isinstance(item, dict) and len(item) == 1:
+        [(name, values)] = item.items()
+    else:
+        name, values = None, None
     if name not in RESULT_FILES:
         raise FigureTableError(f"Figure table error: '{figure}' reads {item!r}; an input is one of {', '.join(RESULT_FILES)}, "
                                "alone or as a mapping to the values of its wildcards.")
