@@ -86,7 +86,8 @@ def _step(argv: list[str]) -> str:
 
 def process_cpu(lines: list[str]) -> dict[str, dict[str, float]]:
     """CPU seconds per step (its processes and the children they waited for), Snakemake's own, and the
-    rest of Snakemake's children (its shells, its ILP solver, LaTeX), from one run's process log."""
+    rest of Snakemake's children (its shells, its ILP solver, LaTeX, and what each Python process spends after
+    its exit hook logged it: the interpreter's last garbage collection), from one run's process log."""
     records = [json.loads(line) for line in lines if line.strip()]
     # The Snakemake that ran the jobs: the one whose children took the most (a `run:` rule starts another).
     snakemake = max((r for r in records if _program(r["argv"]).endswith("snakemake/__main__.py")),
@@ -106,7 +107,7 @@ def process_cpu(lines: list[str]) -> dict[str, dict[str, float]]:
     for job in jobs:
         add(_step(job["argv"]), 1, job["user"] + job["children_user"], job["system"] + job["children_system"])
     add("Snakemake itself", 1, snakemake["user"], snakemake["system"])
-    add("Snakemake's other children (shells, ILP solver, LaTeX)", 0,
+    add("Snakemake's other children (shells, LaTeX, the solver; Python's exits after a process logged its CPU)", 0,
         snakemake["children_user"] - sum(j["user"] + j["children_user"] for j in jobs),
         snakemake["children_system"] - sum(j["system"] + j["children_system"] for j in jobs))
     return dict(sorted(totals.items(), key=lambda item: -item[1]["cpu_s"]))

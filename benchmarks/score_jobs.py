@@ -61,6 +61,16 @@ def both_ways(run: Path, runs: list[tuple[dict, str]], threads: int) -> tuple[fl
     return apart, together
 
 
+def finished_run_config(run: Path, twin: str, model: str) -> dict:
+    """The default config, once ``run`` is checked to hold the twin's weights and the model."""
+    from behind_rope.config import load
+
+    for needed in (f"results/training/{twin}/model.safetensors", f"results/models/{model}"):
+        if not (run / needed).exists():
+            raise SystemExit(f"Error: {run / needed} is missing; give --run a finished default run.")
+    return load()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", type=Path, required=True, help="a finished default run, with its results/")
@@ -69,12 +79,8 @@ def main() -> None:
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args()
     from behind_rope import experiments
-    from behind_rope.config import load
 
-    config = load()
-    for needed in (f"results/training/{args.twin}/model.safetensors", f"results/models/{args.model}"):
-        if not (args.run / needed).exists():
-            raise SystemExit(f"Error: {args.run / needed} is missing; give --run a finished default run.")
+    config = finished_run_config(args.run, args.twin, args.model)
     twin_runs = [(experiments.score_settings(config, args.twin, inputs, mask), experiments.tokens_file(args.twin, inputs))
                  for inputs in experiments.TWIN_INPUTS for mask in experiments.MASKS]
     variants = experiments.model_variants(config, args.model)

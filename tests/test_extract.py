@@ -1,5 +1,6 @@
 """Score capture on tiny random pretrained-LLM architectures, model sources, and LLM inputs."""
 
+import gc
 import sys
 
 import numpy as np
@@ -276,3 +277,20 @@ def test_per_head_records_stay_on_the_device_of_the_scores():
     with pytest.raises(_StopForward):  # the last recorded layer ends the forward pass
         recorder.add(0, query, key, 0.5, allowed)
     assert {tensor.device.type for tensor in recorder.head_sums[0].values()} == {"meta"}
+
+
+@pytest.mark.parametrize("architecture", ["qwen2", "gemma3_text"])
+def test_the_score_capture_makes_no_cyclic_garbage(architecture):
+    """The command line runs a step with the cyclic collector off (behind_rope.__main__): a capture that
+    made reference cycles per batch would pile them up, and with them the activations they hold."""
+    model = tiny_model(architecture)
+    batches = torch.randint(COMMON["vocab_size"], (8, 12)).split(2)
+    record_scores(model, batches, range(2), per_head=True)  # first-call caches
+    gc.collect()
+    gc.disable()
+    try:
+        for causal in (True, False):
+            record_scores(model, batches, range(2), causal=causal, per_head=True)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
