@@ -1,10 +1,10 @@
 """What Python's cyclic garbage collector costs a job, beside the same job without it.
 
 `python -m behind_rope <step>` runs a step with the collector off and freezes what exists at the end
-(`behind_rope.__main__.run_without_collector`): importing torch and transformers makes about a million
-objects, which the collector would otherwise walk again and again while they load, and once more at
-exit.  This script runs the same jobs of a finished default run both ways, alternating, and prints the
-CPU seconds of each (the processes' own, from getrusage, the least of ``--repeats``):
+(`behind_rope.__main__.run_without_collector`): importing torch and transformers makes some 350,000
+objects that the collector tracks, which it would otherwise walk again and again while they load, and
+once more at exit.  This script runs the same jobs of a finished default run both ways, alternating,
+and prints the CPU seconds of each (the processes' own, from getrusage, the least of ``--repeats``):
 
 - a twin's score run (1 thread), an LLM's score run on the `first` token set (2 threads), the metrics of
   a score file;

@@ -29,9 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-# The runs of one process, given as [[settings, tokens, output], ...] on stdin.
+# The runs of one process, given as [[settings, tokens, output], ...] on stdin; the collector off, as a step runs.
 IN_ONE_PROCESS = """
-import json, sys
+import gc, json, sys
+gc.disable()
 import torch
 from behind_rope.cli.scores import save_scores
 from behind_rope.llm.extract import score_run
@@ -39,6 +40,7 @@ threads, runs = json.load(sys.stdin)
 torch.set_num_threads(threads)
 for settings, tokens, output in runs:
     save_scores(output, *score_run(settings, tokens))
+gc.freeze()
 """
 
 

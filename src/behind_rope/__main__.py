@@ -23,12 +23,12 @@ def main(argv=None) -> None:
 def run_without_collector(argv=None) -> None:
     """:func:`main` as the command line runs it: with Python's cyclic garbage collector off.
 
-    Importing torch and transformers makes about a million objects, which the collector would walk
-    again and again while they load, and once more at exit: about a third of the CPU time a step that
-    loads a model spends before its first token (``benchmarks/collector.py``).  The steps' loops make
-    no cyclic garbage (tests/test_train.py and tests/test_extract.py check the training loop and the
-    score capture), so nothing piles up; memory is still freed as soon as nothing refers to it.  What
-    exists at the end is frozen, so that the exit does not walk it either.
+    Importing torch and transformers makes some 350,000 objects that the cyclic collector tracks; it
+    would walk them again and again while they load, and once more at exit: about a third of the CPU
+    time a step that loads a model spends before its first token (``benchmarks/collector.py``).  The
+    steps' loops make no cyclic garbage (tests/test_train.py and tests/test_extract.py check the
+    training loop and the score capture), so nothing piles up; memory is still freed as soon as
+    nothing refers to it.  What exists at the end is frozen, so that the exit does not walk it either.
     """
     gc.disable()
     try:
