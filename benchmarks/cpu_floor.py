@@ -13,7 +13,8 @@ much of their time is already the matrix products themselves.  This script measu
 
     python benchmarks/cpu_floor.py                  # needs results/models/<model>/hf (snakemake cache_llm)
     python benchmarks/cpu_floor.py --update-docs    # also rewrite the cpu_floor table of docs/results.md
-    python benchmarks/cpu_floor.py --run /path/to/kept/cold/run --update-docs   # and price doing less work
+
+What doing less work would take off a cold run is benchmarks/less_work.py.
 """
 
 from __future__ import annotations
@@ -115,43 +116,11 @@ def start_up_row(model_name: str) -> dict:
             "cpu_seconds": seconds, "matrix_share": None, "peak": None}
 
 
-def benchmark_cpu(run: Path, pattern: str) -> float:
-    """CPU seconds of the jobs whose ``benchmark:`` files match ``pattern`` (lower bounds: Snakemake samples)."""
-    import csv
-
-    total = 0.0
-    for path in sorted(run.glob(f"results/benchmarks/{pattern}")):
-        with path.open() as file:
-            total += float(next(csv.DictReader(file, delimiter="\t"))["cpu_time"] or 0)
-    return total
-
-
-def less_work_rows(run: Path, config: dict) -> list[tuple[str, float]]:
-    """What each way of doing less work would take off a cold run, from that run's per-job CPU seconds."""
-    nope, untrained = config["claims"]["C3"]["runs"]["twin"], config["claims"]["C3"]["controls"]["untrained"]
-    dropped = [f"{nope}_seed3", f"{nope}_seed4", f"{untrained}_seed3", f"{untrained}_seed4"]
-    seeds = sum(benchmark_cpu(run, f"{step}/{twin}{suffix}") for twin in dropped
-                # a twin's score runs: one job each (scores/<twin>/*), or one job for all in runs before issue 25
-                for step, suffix in (("train", ".tsv"), ("scores", ".tsv"), ("scores", "/*.tsv"), ("gram", ".tsv"),
-                                     ("metrics", "/*.tsv")))
-    trained = [name for name, spec in config["training"]["twins"].items() if spec.get("steps", 1) != 0]
-    steps = sum(benchmark_cpu(run, f"train/{twin}.tsv") for twin in trained) * (1 - 200 / config["training"]["steps"])
-    llms = config["llm"]["models"]
-    return [("C3 on three seeds instead of five (two trainings, two untrained twins, their score and metrics jobs)",
-             seeds),
-            ("every twin trained 200 steps instead of 300", steps),
-            ("Figure 5 on half its documents", sum(benchmark_cpu(run, f"scores/{m}/fig5_causal.tsv") for m in llms) / 2),
-            ("the all-layer text runs on half their sequences",
-             sum(benchmark_cpu(run, f"scores/{m}/text_causal.tsv") for m in llms) / 2)]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="qwen2_5_coder", help="a model with results/models/<model>/hf")
     parser.add_argument("--rows", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=10, help="training steps profiled")
-    parser.add_argument("--run", type=Path, help="a finished cold run (run_benchmarks.py --keep DIR): also price "
-                        "ways of doing less work from its per-job CPU seconds")
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args()
     if not (ROOT / f"results/models/{args.model}/hf").exists():
@@ -162,20 +131,12 @@ def main() -> None:
         share = "" if row["matrix_share"] is None else f"{row['matrix_share']:.0%}"
         peak = "" if row["peak"] is None else f"{row['peak']:.0f}"
         lines.append(f"| {row['step']} | {row['cpu_seconds']:.2f} | {share} | {peak} |")
-    if args.run:
-        from behind_rope.config import load
-
-        options = less_work_rows(args.run, load())
-        lines += ["", "| less work (a decision before the run) | CPU s it takes off the cold run |", "|---|---|"]
-        lines += [f"| {name} | {seconds:.0f} |" for name, seconds in options]
-        lines.append(f"| the four together | {sum(seconds for _, seconds in options):.0f} |")
     print("\n".join(lines))
     if args.update_docs:
         from results_doc import update
 
-        source = f"; the cold run: {args.run.name}'s `benchmark:` files, lower bounds" if args.run else ""
         update("cpu_floor", f"_Measured by `python benchmarks/cpu_floor.py --update-docs` ({args.model}, "
-                            f"{args.rows} rows, {args.repeats} training steps{source})._\n\n" + "\n".join(lines))
+                            f"{args.rows} rows, {args.repeats} training steps)._\n\n" + "\n".join(lines))
 
 
 if __name__ == "__main__":
