@@ -127,6 +127,19 @@ def test_sliding_window_layers_keep_their_window():
         np.testing.assert_array_equal(np.isfinite(scores[layer]), visible, err_msg=f"layer {layer + 1}")
 
 
+def test_only_a_plain_causal_mask_goes_to_the_kernel_as_causal():
+    from behind_rope.llm.extract import is_plain_causal
+
+    causal = torch.ones(6, 6, dtype=torch.bool).tril()
+    window = causal & ~torch.ones(6, 6, dtype=torch.bool).tril(-4)
+    padded = causal.clone()
+    padded[:, 0] = False  # a padded first key
+    assert is_plain_causal(causal.expand(3, 1, 6, 6)) and is_plain_causal(causal.repeat(3, 1, 1, 1))
+    assert not is_plain_causal(window.expand(3, 1, 6, 6))
+    assert not is_plain_causal(torch.stack([causal, padded])[:, None])  # one row padded
+    assert not is_plain_causal(causal[2:].expand(1, 1, 4, 6))  # queries that do not start at key 0
+
+
 def test_without_the_mask_every_entry_is_recorded():
     model = tiny_model("gemma3_text")
     input_ids = torch.randint(0, 64, (2, 10), generator=torch.Generator().manual_seed(3))

@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pytest
 
@@ -67,3 +69,27 @@ def test_key_slope_is_the_mean_score_gain_per_key_position():
 def test_start_deficit_needs_room_for_start_and_mid_context_keys():
     with pytest.raises(ValueError, match="too short"):
         metrics.start_deficit(np.ones((3, 3)), 1, 2)
+
+
+def test_within_a_layer_each_matrix_is_normalised_once_and_the_metrics_stay_the_same(monkeypatch):
+    from conftest import default_measures
+
+    rng = np.random.default_rng(0)
+    halves = [planted_absolute() + 0.1 * rng.standard_normal((S, S)) * CAUSAL for _ in range(2)]
+    data = {"mean_scores": np.stack([(halves[0] + halves[1]) / 2] * 2), "half_a": np.stack([halves[0]] * 2),
+            "half_b": np.stack([halves[1]] * 2), "metadata": np.array("{}")}
+    with metrics.normalising_once():
+        first = metrics.diagonal_normalise(halves[0])
+        assert metrics.diagonal_normalise(halves[0]) is first and not first.flags.writeable
+        assert metrics.diagonal_normalise(halves[0].copy()) is not first  # another array, computed anew
+    assert metrics.diagonal_normalise(halves[0]) is not first  # outside, nothing is kept
+
+    computed = []
+    normalise = metrics._diagonal_normalise
+    monkeypatch.setattr(metrics, "_diagonal_normalise", lambda scores: computed.append(1) or normalise(scores))
+    once = metrics.score_file_metrics(data, default_measures())
+    calls_once = len(computed)
+    monkeypatch.setattr(metrics, "normalising_once", lambda: __import__("contextlib").nullcontext())
+    every_time = metrics.score_file_metrics(data, default_measures())
+    assert json.dumps(once) == json.dumps(every_time)  # the same numbers, bit for bit (NaN included)
+    assert calls_once < (len(computed) - calls_once) / 2  # and far fewer normalisations

@@ -142,6 +142,34 @@ def test_patching_position_0_from_the_same_first_token_changes_nothing():
                                    patch["layers"]["2"]["head_output_change"], rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("architecture", ["llama", "qwen2", "gemma3_text"])
+def test_a_pass_started_at_a_layer_computes_what_the_whole_pass_computes(architecture):
+    from behind_rope.llm.extract import SCORES
+    from behind_rope.position.patching import _forward, decoder_layers, patched
+
+    model = tiny_model(architecture)  # Gemma-3's layers: sliding window, full, sliding window (window 4)
+    model.set_attn_implementation(SCORES)  # as patching_effects sets it: the per-head log Z is recorded
+    tokens = torch.randint(3, 64, (2, 16), generator=torch.Generator().manual_seed(0))
+    inputs, _, _ = _forward(model, tokens, 1)
+    for layer in (0, 1):  # the pass stops in the attention after its last layer: the model's last is left out
+        changed = patched(inputs[layer], 0, inputs[layer][:, 5])  # position 0 given position 5's state
+
+        def enter_changed(module, args, kwargs, changed=changed):
+            if args:
+                return (changed, *args[1:]), kwargs
+            return args, {**kwargs, "hidden_states": changed}
+
+        handle = decoder_layers(model)[layer].register_forward_pre_hook(enter_changed, with_kwargs=True)
+        try:
+            _, whole_outputs, whole_log_z = _forward(model, tokens, layer)  # every layer runs
+        finally:
+            handle.remove()
+        _, outputs, log_z = _forward(model, tokens, layer, start=(layer, changed))
+        assert torch.equal(outputs[layer], whole_outputs[layer]), layer
+        assert torch.equal(log_z[layer], whole_log_z[layer]), layer
+        assert len(decoder_layers(model)) == 3  # the model is whole again
+
+
 def test_log_z_slopes_of_known_answer():
     i = np.arange(64)
     assert heads.log_z_slopes(np.log(i + 1.0), 16) == pytest.approx(1.0)

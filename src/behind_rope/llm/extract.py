@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -151,8 +152,24 @@ def _scores_attention(module, query, key, value, attention_mask, scaling=None, d
     recorder = _ACTIVE_RECORDER.get()
     if recorder is not None:
         recorder.add(module.layer_idx, query, key, scaling, allowed)
-    output = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=allowed, scale=scaling)
+    if allowed is not None and is_plain_causal(allowed):
+        # The fused kernel skips the blocks above the diagonal when told the mask is causal: the same
+        # output, bit for bit on the CPU, about a third faster at 1,024 tokens (tests/test_extract.py).
+        output = torch.nn.functional.scaled_dot_product_attention(query, key, value, is_causal=True, scale=scaling)
+    else:
+        output = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=allowed, scale=scaling)
     return output.transpose(1, 2).contiguous(), None
+
+
+def is_plain_causal(allowed: torch.Tensor) -> bool:
+    """Whether a (batch, 1, S, S) bool mask is the causal mask of every sequence: no window, no padding."""
+    queries, keys = allowed.shape[-2:]
+    return queries == keys and torch.equal(allowed, _causal(queries, allowed.device).expand_as(allowed))
+
+
+@lru_cache(maxsize=4)
+def _causal(size: int, device: torch.device) -> torch.Tensor:
+    return torch.ones(size, size, dtype=torch.bool, device=device).tril()
 
 
 def scores_attention(module, query, key, value, attention_mask, **kwargs):

@@ -8,6 +8,8 @@ pre-registration's ``measures:`` (config/claims.yaml), handed over as :class:`Me
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -64,12 +66,41 @@ def _offsets(seq_len: int) -> np.ndarray:
     return index
 
 
+# While a score file's layer is measured, each of its matrices is normalised once (normalising_once).
+_NORMALISED: ContextVar[dict | None] = ContextVar("normalised_matrices", default=None)
+
+
+@contextmanager
+def normalising_once():
+    """Within it, :func:`diagonal_normalise` of the same array returns the result it computed before, read-only.
+
+    A layer's metrics ask for the normalised mean and halves several times each.  The cache holds the
+    arrays it was given, so no other array can take their place in memory while it lives."""
+    token = _NORMALISED.set({})
+    try:
+        yield
+    finally:
+        _NORMALISED.reset(token)
+
+
 def diagonal_normalise(scores: np.ndarray) -> np.ndarray:
     """Subtract from every diagonal (fixed offset i - j) the mean of its finite entries.
 
     What is left is the non-relative part.  NaN (masked) entries stay NaN.
     """
     scores = np.asarray(scores, dtype=float)
+    cache = _NORMALISED.get()
+    if cache is None:
+        return _diagonal_normalise(scores)
+    key = (scores.__array_interface__["data"][0], scores.shape, scores.strides)
+    if key not in cache:
+        normalised = _diagonal_normalise(scores)
+        normalised.flags.writeable = False
+        cache[key] = (scores, normalised)
+    return cache[key][1]
+
+
+def _diagonal_normalise(scores: np.ndarray) -> np.ndarray:
     seq_len = scores.shape[-1]
     index = _offsets(seq_len)
     flat = scores.reshape(-1, seq_len * seq_len)
@@ -221,7 +252,9 @@ def first_keys(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measure
     seq_len, count = mean.shape[-1], measures.first_keys
     late_from = measures.late_from(seq_len)
     lower = np.tril(np.ones((seq_len, seq_len), dtype=bool))
-    mean, half_a, half_b = (diagonal_normalise(np.where(lower, m, np.nan)) for m in (mean, half_a, half_b))
+    # Under the mask the upper triangle is NaN already: the matrix itself, normalised once for the layer.
+    mean, half_a, half_b = (diagonal_normalise(m if np.isnan(m[~lower]).all() else np.where(lower, m, np.nan))
+                            for m in (mean, half_a, half_b))
     noise = (half_a - half_b) / 2
 
     def contrasts(matrix):
@@ -309,9 +342,10 @@ def score_file_metrics(data: dict[str, np.ndarray], measures: Measures) -> dict:
     decomposed = decomposition_metrics(stack, measures)
     layers = []
     for k, (mean, half_a, half_b) in enumerate(stack):
-        layers.append({"layer": k + 1, **layer_metrics(mean, half_a, half_b, measures),
-                       "drawn_reliability": drawn_reliability(half_a, half_b, measures.drawn_grid), **decomposed[k],
-                       **spread_ratio(mean, half_a, half_b, measures), **first_keys(mean, half_a, half_b, measures)})
+        with normalising_once():
+            layers.append({"layer": k + 1, **layer_metrics(mean, half_a, half_b, measures),
+                           "drawn_reliability": drawn_reliability(half_a, half_b, measures.drawn_grid), **decomposed[k],
+                           **spread_ratio(mean, half_a, half_b, measures), **first_keys(mean, half_a, half_b, measures)})
     for layer, layer_type in zip(layers, metadata.get("layer_types", ()), strict=False):
         layer["layer_type"] = layer_type
     return {"metadata": metadata, "layers": layers}

@@ -63,25 +63,29 @@ def _head_outputs(model, captured: dict):
 
 
 @contextmanager
-def _patched(model, layer: int, position: int, state: torch.Tensor):
-    """Replace the residual state at ``position`` by ``state`` (batch, hidden) at the input of ``layer``."""
-    def hook(module, args, kwargs):
-        hidden = (args[0] if args else kwargs["hidden_states"]).clone()
-        hidden[:, position] = state.to(hidden.dtype)
-        if args:
-            return (hidden, *args[1:]), kwargs
-        return args, {**kwargs, "hidden_states": hidden}
-
-    handle = decoder_layers(model)[layer].register_forward_pre_hook(hook, with_kwargs=True)
+def _from_layer(model, layer: int):
+    """The decoder without its layers before ``layer``: a pass fed that layer's input as ``inputs_embeds`` computes
+    what a whole pass computes from there on.  The layers keep their own indices (their attention reports them),
+    and the per-layer attention types are cut the same way."""
+    base, config = model.base_model, model.base_model.config
+    layers, types = base.layers, getattr(config, "layer_types", None)
+    base.layers = layers[layer:]
+    if types is not None:
+        config.layer_types = types[layer:]
     try:
         yield
     finally:
-        handle.remove()
+        base.layers = layers
+        if types is not None:
+            config.layer_types = types
 
 
 @torch.no_grad()
-def _forward(model, tokens: torch.Tensor, last_layer: int, patch=None):
-    """One pass up to ``last_layer`` (0-based): the layer inputs, the head outputs and the per-head log Z."""
+def _forward(model, tokens: torch.Tensor, last_layer: int, start: tuple[int, torch.Tensor] | None = None):
+    """One pass up to ``last_layer`` (0-based): the layer inputs, the head outputs and the per-head log Z.
+
+    With ``start`` = (layer, its input hidden states), the pass begins there: the layers before it would
+    only recompute the input it is given (a patch changes nothing before the layer it enters)."""
     inputs, outputs = {}, {}
     layers = decoder_layers(model)
     # The recorder stops the pass in the attention of the layer after the last one needed, so the last
@@ -91,15 +95,24 @@ def _forward(model, tokens: torch.Tensor, last_layer: int, patch=None):
         stack.enter_context(_layer_inputs(model, inputs))
         stack.enter_context(_head_outputs(model, outputs))
         stack.enter_context(recording(recorder))
-        if patch is not None:
-            stack.enter_context(_patched(model, *patch))
+        feed = {"input_ids": tokens}
+        if start is not None:
+            stack.enter_context(_from_layer(model, start[0]))
+            feed = {"inputs_embeds": start[1]}
         try:
-            model.base_model(input_ids=tokens, use_cache=False)
+            model.base_model(**feed, use_cache=False)
         except _StopForward:
             pass
     # Per-head log Z summed over the sequences, so batches add up.
-    log_z = {layer: recorder.head_sums[layer]["log_z"].sum(0) for layer in range(last_layer + 1)}
+    log_z = {layer: sums["log_z"].sum(0) for layer, sums in recorder.head_sums.items() if layer <= last_layer}
     return inputs, outputs, log_z
+
+
+def patched(states: torch.Tensor, position: int, state: torch.Tensor) -> torch.Tensor:
+    """``states`` (batch, S, hidden) with the residual state at ``position`` replaced by ``state`` (batch, hidden)."""
+    states = states.clone()
+    states[:, position] = state.to(states.dtype)
+    return states
 
 
 def squares_per_head(values: torch.Tensor, heads: int, queries: slice) -> torch.Tensor:
@@ -129,7 +142,7 @@ def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_pos
     for start in range(0, count, batch_size or count):
         rows = torch.arange(start, min(start + (batch_size or count), count))
         batch, donor = tokens[rows].to(device), tokens[(rows + 1) % count].to(device)
-        _, base_outputs, base = _forward(model, batch, last)
+        base_inputs, base_outputs, base = _forward(model, batch, last)
         donor_inputs, _, _ = _forward(model, donor, last)
         # The donor's first token dropped: another position 0.  Under the mask position 0's state depends on
         # its token alone, so a one-token pass gives it.
@@ -139,7 +152,8 @@ def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_pos
             index = layer - 1
             base_log_z[layer] = base_log_z[layer] + base[index]
             for name, position in positions.items():
-                _, outputs, log_z = _forward(model, batch, index, patch=(index, position, states[name][index][:, position]))
+                start = (index, patched(base_inputs[index], position, states[name][index][:, position]))
+                _, outputs, log_z = _forward(model, batch, index, start)
                 total = sums[(name, layer)]
                 total["change"] = total["change"] + squares_per_head(outputs[index] - base_outputs[index], heads, later)
                 total["norm"] = total["norm"] + squares_per_head(base_outputs[index], heads, later)
