@@ -38,6 +38,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_doc import add_result_options, keep_result  # noqa: E402
 
 CASES = {"cpu, float32": ("cpu", "float32"), "cuda, float32": ("cuda", "float32"), "cuda, auto": ("cuda", "auto")}
 # The arrays the claims read, per kind of run; the table reports the largest difference over them.
@@ -214,9 +215,7 @@ def main() -> None:
     parser.add_argument("--sequences", type=int, default=2, help="random-token sequences per run")
     parser.add_argument("--devices", choices=("cpu", "all"), default="all",
                         help="cpu: the CPU reference alone, to try the script without a GPU")
-    parser.add_argument("--output", help="write the results as JSON here")
-    parser.add_argument("--update-docs", action="store_true", help="rewrite the gpu_models table of docs/results.md")
-    parser.add_argument("--from-json", help="only rewrite that table from an --output file of an earlier run")
+    add_result_options(parser, "gpu_models")
     args = parser.parse_args()
     if args.from_json:
         update_docs(json.loads(Path(args.from_json).read_text()))
@@ -238,11 +237,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         for model in models:
             result["rows"] += compare_model(config, model, Path(args.models_from), Path(work), args.sequences, cases)
-    text = json.dumps(result, indent=1)
-    if args.output:
-        Path(args.output).write_text(text)
-    if args.update_docs:
-        update_docs(result)
+    keep_result(result, args, update_docs)
 
 
 if __name__ == "__main__":

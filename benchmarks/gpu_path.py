@@ -30,6 +30,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_doc import add_result_options, keep_result  # noqa: E402
 
 # SmolLM2-135M's shapes (config.json of HuggingFaceTB/SmolLM2-135M), random weights.
 SMOLLM2_SHAPES = {"vocab_size": 49152, "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
@@ -139,9 +140,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--train-steps", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of the CPU reference")
-    parser.add_argument("--output", help="write the results as JSON here")
-    parser.add_argument("--update-docs", action="store_true", help="rewrite the gpu_path table of docs/results.md")
-    parser.add_argument("--from-json", help="only rewrite that table from an --output file of an earlier run")
+    add_result_options(parser, "gpu_path")
     args = parser.parse_args()
     if args.from_json:
         update_docs(json.loads(Path(args.from_json).read_text()))
@@ -153,12 +152,7 @@ def main() -> None:
               "capture": {"sequences": args.sequences, "seq_len": args.seq_len, "layers": args.layers,
                           "rows": compare_capture(args)},
               "training": {"steps": args.train_steps, "rows": compare_training(args)}}
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.output:
-        Path(args.output).write_text(text)
-    if args.update_docs:
-        update_docs(result)
+    print(keep_result(result, args, update_docs))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ A benchmark run with --update-docs replaces its own blocks and leaves the rest o
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results.md"
@@ -24,3 +25,20 @@ def replace_block(text: str, name: str, body: str) -> str:
 def update(name: str, body: str, path: Path = RESULTS) -> None:
     """Replace the block ``name`` of docs/results.md with ``body``."""
     path.write_text(replace_block(path.read_text(), name, body))
+
+
+def add_result_options(parser, block: str) -> None:
+    """The options of a script run on another machine (a lent GPU): its result as JSON, and the docs table from it."""
+    parser.add_argument("--output", help="write the results as JSON here")
+    parser.add_argument("--update-docs", action="store_true", help=f"rewrite the {block} table of docs/results.md")
+    parser.add_argument("--from-json", help="only rewrite that table from an --output file of an earlier run")
+
+
+def keep_result(result: dict, args, update_docs) -> str:
+    """Write ``result`` to ``--output`` and the docs table (``update_docs(result)``) as the options ask; the JSON."""
+    text = json.dumps(result, indent=1)
+    if args.output:
+        Path(args.output).write_text(text)
+    if args.update_docs:
+        update_docs(result)
+    return text
