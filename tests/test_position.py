@@ -150,8 +150,8 @@ def test_a_pass_started_at_a_layer_computes_what_the_whole_pass_computes(archite
     model = tiny_model(architecture)  # Gemma-3's layers: sliding window, full, sliding window (window 4)
     model.set_attn_implementation(SCORES)  # as patching_effects sets it: the per-head log Z is recorded
     tokens = torch.randint(3, 64, (2, 16), generator=torch.Generator().manual_seed(0))
-    inputs, _, _ = _forward(model, tokens, 1)
-    for layer in (0, 1):  # the pass stops in the attention after its last layer: the model's last is left out
+    inputs, _, _ = _forward(model, tokens, 2)
+    for layer in (0, 1, 2):  # 2, the model's last: no later attention stops the pass, it runs to the end
         changed = patched(inputs[layer], 0, inputs[layer][:, 5])  # position 0 given position 5's state
 
         def enter_changed(module, args, kwargs, changed=changed):

@@ -42,8 +42,9 @@ class ScoreRecorder:
     keeps every per-sequence score tensor (for tests and the small Gram-matrix check only).
     """
 
-    def __init__(self, layers: Iterable[int], keep_raw: bool = False, per_head: bool = False):
+    def __init__(self, layers: Iterable[int], keep_raw: bool = False, per_head: bool = False, stop: bool = True):
         self.layers = sorted(set(layers))
+        self.stop = stop  # stop the pass in the attention of the last layer recorded
         self.keep_raw = keep_raw
         self.per_head = per_head
         self.sums: dict[int, torch.Tensor] = {}
@@ -88,7 +89,7 @@ class ScoreRecorder:
         if self.keep_raw:
             scores = torch.matmul(query, key.transpose(2, 3)) * scaling
             self.raw[layer].append(torch.where(allowed[:, None], scores, torch.nan).cpu())
-        if layer == self.layers[-1]:
+        if self.stop and layer == self.layers[-1]:
             raise _StopForward
 
     def _add_per_head(self, layer: int, query, key, scaling: float, allowed, rows) -> None:

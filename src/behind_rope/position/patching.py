@@ -89,8 +89,9 @@ def _forward(model, tokens: torch.Tensor, last_layer: int, start: tuple[int, tor
     inputs, outputs = {}, {}
     layers = decoder_layers(model)
     # The recorder stops the pass in the attention of the layer after the last one needed, so the last
-    # layer's output projection still runs.
-    recorder = ScoreRecorder(range(min(last_layer + 2, len(layers))), per_head=True)
+    # layer's output projection still runs; when that layer is the model's last, the pass runs to its end.
+    deeper = last_layer + 1 < len(layers)
+    recorder = ScoreRecorder(range(last_layer + 1 + deeper), per_head=True, stop=deeper)
     with ExitStack() as stack:
         stack.enter_context(_layer_inputs(model, inputs))
         stack.enter_context(_head_outputs(model, outputs))
