@@ -21,7 +21,6 @@ from behind_rope.claims.preregistration import (
 from behind_rope.config import load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-TODAY = datetime.date.today().isoformat()
 
 CONFIG = "training:\n  steps: 300\n  learning_rate: 0.001\n"
 CLAIMS = """\
@@ -197,11 +196,15 @@ def test_load_history_resolves_a_missing_commit_to_the_commit_that_added_the_row
     adding = commit(repo, {"config/criteria_history.yaml": history(ROW_NAMED, ROW_NULL)}, "B's tolerance")
     commit(repo, {"README.md": "later\n"}, "unrelated")
     (repo / "config/criteria_history.yaml").write_text(history(ROW_NAMED, ROW_NULL, ROW_NEW))
+    # Dates are read, not assumed: a run that crosses midnight must not fail.
+    days = {datetime.date.today().isoformat()}
     named, null, new = load_history(repo)
+    days.add(datetime.date.today().isoformat())
     assert (named["commit"], named["date"], named["after_results"]) == ("abc1234", "2026-11-22", "unknown")
-    assert (null["commit"], null["date"], null["after_results"]) == (short(repo, adding), TODAY, "yes")
+    added_on = git(repo, "log", "-1", "--format=%ad", "--date=short", adding)
+    assert (null["commit"], null["date"], null["after_results"]) == (short(repo, adding), added_on, "yes")
     assert null["change"].startswith("B's tolerance went from 0.02 to 0.05, because")
-    assert (new["commit"], new["date"], new["after_results"]) == ("uncommitted", TODAY, "no")
+    assert (new["commit"], new["after_results"]) == ("uncommitted", "no") and new["date"] in days
 
 
 def test_load_history_outside_git_keeps_what_is_written(tmp_path):
