@@ -12,7 +12,7 @@ benchmarks/dag_profile.py); a no-op rerun; rebuilding one figure after its scrip
 simulation figure and Figure 3); rebuilding the paper after a result changed; the arXiv tarball;
 the twins' training throughput and peak memory and the time to dequantise the GGUF models (from the
 cold run's own files); and the peak memory of a paper-scale simulation (B = 100,000) run in chunks
-against the same run in a single chunk.  With
+against the same run in a single chunk; the disk space the cold run's results/ take.  With
 --update-docs it also rewrites docs/results.md's tables of results from the cold run's
 results/claims.json (benchmarks/result_tables.py).
 """
@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import copy_workflow  # noqa: E402
+from conftest import copy_workflow, disk_gb  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "src"))
 from dag_profile import critical_path, describe, describe_cpu, parse_log, process_cpu, run_start  # noqa: E402
@@ -103,6 +103,7 @@ def main() -> None:
         jobs = parse_log(log)
         path, started = critical_path(jobs), run_start(jobs)
         rules = rule_times(work)
+        results_gb = disk_gb(work / "results")
         noop = timed(snakemake, work)
         script = work / "workflow" / "scripts" / "fig2_simulation.py"
         script.write_text(script.read_text() + "\n# restyled\n")
@@ -131,7 +132,7 @@ def main() -> None:
         "machine": f"{cores} cores",
         "full_default_run_s": full, "full_default_run_cpu_s": cpu, "full_default_run_kernel_cpu_s": kernel,
         "full_default_run_snakemake_cpu_s": own,
-        "cpu_use": cpu / (full * cores),
+        "cpu_use": cpu / (full * cores), "results_gb": results_gb,
         "noop_rerun_s": noop, "single_figure_after_edit_s": figure, "fig3_after_edit_s": fig3,
         "paper_after_changed_claims_s": paper, "paper_tarball_s": tarball, "training": training, "rules": rules, "steps": steps,
         "critical_path": [{k: job[k] for k in ("rule", "wildcards")} | {"start": job["start"] - started,
@@ -155,6 +156,7 @@ def main() -> None:
         f"| dequantising the GGUF models (`cache_llm`, all models) | {rules.get('cache_llm', {}).get('s', 0):.0f} s | <= 60 s |",
         f"| score runs (`scores`: LLMs, their variants and twins, {rules.get('scores', {}).get('jobs', 0):.0f} jobs) | "
         f"{rules.get('scores', {}).get('s', 0):.0f} s | |",
+        f"| disk: `results/` after the cold run (run.sh first checks for the room `envs/disk.sh` asks for) | {results_gb:.1f} GB | |",
         f"| no-op rerun | {noop:.1f} s ({noop / full:.3f} of a cold run) | <= 3 s |",
         f"| `snakemake fig2_simulation` after editing its script | {figure:.1f} s ({figure / full:.3f} of a cold run) | <= 20 s |",
         f"| `snakemake fig3_nope_gram` after editing its script (no model rerun) | {fig3:.1f} s | <= 20 s |",

@@ -1,6 +1,9 @@
 # Sourced by run.sh and test.sh: create (or refresh) .venv from the pinned lock, then activate it.
 # The environment is rebuilt only when envs/requirements.txt or pyproject.toml change.
 set -euo pipefail
+
+# shellcheck source=envs/disk.sh
+source "$(dirname "${BASH_SOURCE[0]}")/disk.sh"
 project_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv=${BEHIND_ROPE_VENV:-$project_root/.venv}
 want=$(cat "$project_root/envs/requirements.txt" "$project_root/pyproject.toml" | sha256sum | cut -c1-64)
@@ -9,6 +12,7 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.lock-sha256" 2>/dev/null)" !=
     echo "behind-rope needs Python >= 3.11 as python3; found $(python3 --version 2>&1)." >&2
     exit 1
   fi
+  require_free_disk "$(dirname "$venv")" 2 "Setting up .venv"
   echo "Setting up $venv from envs/requirements.txt (once; a few minutes) ..." >&2
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$project_root/envs/requirements.txt"

@@ -4,12 +4,13 @@ against tests/expected_verdicts.json."""
 import copy
 import json
 import os
+import re
 import sys
 
 import pytest
 
 from behind_rope.claims.gate import compare, expected_from, verdicts
-from conftest import DEFAULT_RUN, GATE, ROOT, BackgroundRun
+from conftest import DEFAULT_RUN, GATE, GATE_MINUTES, ROOT, BackgroundRun, disk_gb
 
 EXPECTED = ROOT / "tests" / "expected_verdicts.json"
 
@@ -75,7 +76,11 @@ def test_the_default_workflow_gives_the_expected_verdicts():
     The run started when the tests were collected (conftest.BackgroundRun); this test comes last and waits for it.
     """
     returncode, output = DEFAULT_RUN.wait()
-    assert returncode is not None, f"the default workflow ran past its hour and was stopped:\n{output}"
+    assert returncode is not None, f"the default workflow ran past {GATE_MINUTES:.0f} minutes and was stopped:\n{output}"
     assert returncode == 0, f"the default workflow failed:\n{output}"
     problems = compare(json.loads((ROOT / "results" / "claims.json").read_text()), json.loads(EXPECTED.read_text()))
     assert problems == [], "the verdict gate fails:\n" + "\n".join(problems)
+    # run.sh and test.sh ask for this much free disk before a default run (envs/disk.sh).
+    written = disk_gb(ROOT / "results") - DEFAULT_RUN.results_gb_before
+    asked = int(re.search(r"DEFAULT_RUN_GB=(\d+)", (ROOT / "envs" / "disk.sh").read_text()).group(1))
+    assert written <= asked, f"the default run wrote {written:.1f} GB into results/, more than envs/disk.sh asks for"
