@@ -308,6 +308,12 @@ def history_table(root: Path = ROOT) -> str:
 def write_tables(claims: dict, source: str, run: Path | None = None) -> None:
     """Every claims block of docs/results.md, and the criteria history; ``run`` is the run's folder."""
     note = f"_From `results/claims.json` of {source}._\n\n"
+    unknown = sorted(name for name, claim in claims.items() if isinstance(claim, dict)
+                     and claim.get("criterion_commit", "unknown") in ("unknown", "uncommitted"))
+    if unknown:
+        print(f"Warning: in this claims file the criterion commit of {', '.join(unknown)} reads 'unknown' or "
+              "'uncommitted' (a run outside a git checkout, or with criteria not yet committed); the tables say so.",
+              file=sys.stderr)
     update("criteria_history", history_table())
     update("twins", note + twins_table(claims, run))
     update("llm", note + llm_table(claims))

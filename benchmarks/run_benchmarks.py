@@ -1,4 +1,5 @@
-"""Workflow benchmarks, measured side by side in one run on a scratch copy of the workflow.
+"""Workflow benchmarks, measured side by side in one run on a scratch copy of the workflow (inside a
+clone of the repository, so that the run's claims name the commit of each criterion).
 
     python benchmarks/run_benchmarks.py                 # print the tables, write results/benchmarks/summary.json
     python benchmarks/run_benchmarks.py --update-docs   # also refresh the tables of docs/results.md
@@ -32,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import copy_workflow, disk_gb  # noqa: E402
+from conftest import WORKFLOW_PARTS, copy_workflow, disk_gb  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "src"))
 from dag_profile import critical_path, describe, describe_cpu, parse_log, process_cpu, run_start  # noqa: E402
@@ -84,6 +85,28 @@ def training_measurements(work: Path, twin: str) -> dict:
             "peak_rss_mb": float(benchmark["max_rss"]), "device": metrics["device"], "dtype": metrics["dtype"]}
 
 
+def workflow_in_a_clone(destination: Path) -> Path:
+    """The workflow as it stands (uncommitted edits included), inside a clone of this repository.
+
+    A run records, per claim, the commit that last changed its criterion, which it reads from git; in
+    a bare copy of the workflow each would read "unknown".  The clone shares this repository's objects
+    (``--shared``), so it costs the checked-out files only.
+    """
+    try:
+        subprocess.run(["git", "clone", "--quiet", "--shared", str(ROOT), str(destination)], check=True,
+                       capture_output=True, timeout=120)
+    except (OSError, subprocess.CalledProcessError) as error:
+        print(f"Not a git checkout ({error}): the run's criterion commits will read 'unknown'.", file=sys.stderr)
+        return copy_workflow(destination)
+    for part in WORKFLOW_PARTS:
+        path = destination / part
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+    return copy_workflow(destination)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--update-docs", action="store_true", help="rewrite the tables of docs/results.md")
@@ -92,7 +115,7 @@ def main() -> None:
     snakemake = [sys.executable, "-m", "snakemake", "--cores", "all"]
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as scratch:
-        work = copy_workflow(Path(scratch))
+        work = workflow_in_a_clone(Path(scratch) / "checkout")
         # Every Python process of the cold run logs its exact CPU time (benchmarks/process_log).
         process_log = work / "processes.jsonl"
         hook = os.pathsep.join(filter(None, [str(ROOT / "benchmarks" / "process_log"), os.environ.get("PYTHONPATH")]))

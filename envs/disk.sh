@@ -6,7 +6,7 @@ require_free_disk() {  # <folder> <GB it needs> <what needs them, in the singula
   [ "${BEHIND_ROPE_DISK_CHECK:-1}" = 0 ] && return 0
   mkdir -p "$1"
   local free
-  free=$(df -Pk "$1" | awk 'NR == 2 {print int($4 / 1000000)}')
+  free=$(df -Pk "$1" | awk 'NR == 2 {print int($4 * 1024 / 1e9)}')  # GB of 10^9 bytes, as the tests count
   if [ "$2" -gt "$free" ]; then
     echo "Error: $3 needs about $2 GB of free disk in $1, where $free GB are free." \
       "Free some space, or set BEHIND_ROPE_DISK_CHECK=0 to go on anyway." >&2
@@ -20,6 +20,6 @@ require_free_disk() {  # <folder> <GB it needs> <what needs them, in the singula
 DEFAULT_RUN_GB=18 TESTS_GB=3
 gb_to_add_to_results() {  # <the results folder>
   local have=0
-  [ -d "$1" ] && have=$(du -sk "$1" | awk '{print int($1 / 1000000)}')
+  [ -d "$1" ] && have=$(du -sk "$1" | awk '{print int($1 * 1024 / 1e9)}')
   echo $(( DEFAULT_RUN_GB > have ? DEFAULT_RUN_GB - have : 0 ))
 }

@@ -1,6 +1,7 @@
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -71,8 +72,11 @@ def copy_run(workdir: Path, destination: Path) -> Path:
 
 def disk_gb(folder: Path) -> float:
     """The disk space the files under ``folder`` take (hard links counted once), in GB; 0 if it is missing."""
-    blocks = {(path.stat().st_dev, path.stat().st_ino): path.stat().st_blocks
-              for path in folder.rglob("*") if path.is_file() and not path.is_symlink()}
+    blocks = {}
+    for path in folder.rglob("*"):
+        info = path.lstat()  # one call per file; a link is not followed
+        if stat.S_ISREG(info.st_mode):
+            blocks[info.st_dev, info.st_ino] = info.st_blocks
     return sum(blocks.values()) * 512 / 1e9
 
 

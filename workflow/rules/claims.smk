@@ -15,6 +15,7 @@ rule position_claims:
         "results/logs/position_claims.log",
     benchmark:
         "results/benchmarks/position_claims.tsv"
+    localrule: on_submit_host("metrics")
     conda:
         LIGHT_ENV
     threads: job_threads("metrics")
@@ -42,6 +43,7 @@ rule claims:
         "results/logs/claims.log",
     benchmark:
         "results/benchmarks/claims.tsv"
+    localrule: on_submit_host("metrics")
     conda:
         LIGHT_ENV
     threads: job_threads("metrics")

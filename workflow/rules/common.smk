@@ -49,6 +49,7 @@ PAPER_ENV = "../../envs/paper.yaml"  # the light packages plus TeX Live
 RESOURCES = config["resources"]
 job_threads = partial(rule_helpers.job_threads, RESOURCES)
 job_resources = partial(rule_helpers.job_resources, RESOURCES)
+on_submit_host = partial(rule_helpers.on_submit_host, RESOURCES)
 settings = partial(rule_helpers.settings, config)
 # Per claim, the commit that last changed its criterion, read with git now (the claims rule passes it on).
 CRITERION_COMMITS = criterion_commits(

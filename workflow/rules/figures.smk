@@ -20,6 +20,7 @@ for _figure in FIGURES.values():
             f"results/logs/figures/{_figure.name}.log",
         benchmark:
             f"results/benchmarks/figures/{_figure.name}.tsv"
+        localrule: on_submit_host("figures")
         conda:
             LIGHT_ENV
         threads: job_threads("figures")

@@ -56,6 +56,7 @@ rule paper_inputs:
         "results/logs/paper/paper_inputs.log",
     benchmark:
         "results/benchmarks/paper/paper_inputs.tsv"
+    localrule: on_submit_host("metrics")
     conda:
         LIGHT_ENV
     threads: job_threads("metrics")
@@ -83,6 +84,7 @@ rule paper:
         latex="results/logs/paper/latexmk.log",
     benchmark:
         "results/benchmarks/paper/paper.tsv"
+    localrule: on_submit_host("figures")
     conda:
         PAPER_ENV
     threads: job_threads("figures")
@@ -110,6 +112,7 @@ rule paper_tarball:
         "results/logs/paper/paper_tarball.log",
     benchmark:
         "results/benchmarks/paper/paper_tarball.tsv"
+    localrule: on_submit_host("figures")
     conda:
         LIGHT_ENV
     threads: job_threads("figures")

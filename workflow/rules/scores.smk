@@ -113,6 +113,7 @@ rule metrics:
         "results/logs/metrics/{source}/{run}.log",
     benchmark:
         "results/benchmarks/metrics/{source}/{run}.tsv"
+    localrule: on_submit_host("metrics")
     conda:
         LIGHT_ENV
     threads: job_threads("metrics")

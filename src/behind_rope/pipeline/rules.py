@@ -23,6 +23,13 @@ def job_threads(resources: dict, group):
     return (lambda wildcards: resources[group(wildcards)]["threads"]) if callable(group) else resources[group]["threads"]
 
 
+def on_submit_host(resources: dict, group: str) -> bool:
+    """Whether a cluster run keeps this group's jobs on the host that runs Snakemake (``submit_host`` in
+    the config): a job of a second or two costs less there than a queue slot, and a download needs
+    the network, which compute nodes often lack.  A local run runs every job on its host anyway."""
+    return bool(resources[group].get("submit_host", False))
+
+
 def job_resources(resources: dict, group):
     """Memory, wall time and GPUs of a resource group (experiments.job_resources); ``group`` may be a
     function of the wildcards, for one rule that serves twins and pretrained models alike."""
