@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
+from behind_rope.config import load
 from cluster import local_cluster
 from conftest import ROOT, copy_workflow, snakemake
 from test_workflow import FIGURES
@@ -66,11 +67,7 @@ def group_of(groups: dict[str, str], rule: str, wildcards: dict[str, str]) -> st
 
 def submit_host_groups(*configs: str) -> set[str]:
     """The resource groups whose jobs stay on the submit host, in config/config.yaml with ``configs`` over it."""
-    resources: dict[str, dict] = {}
-    for path in ["config/config.yaml", *configs]:
-        for group, values in (yaml.safe_load((ROOT / path).read_text()).get("resources") or {}).items():
-            resources.setdefault(group, {}).update(values)
-    return {group for group, values in resources.items() if values.get("submit_host")}
+    return {group for group, values in load(*configs)["resources"].items() if values.get("submit_host")}
 
 
 def local_rules(workdir: Path, *configs: str) -> set[str]:
