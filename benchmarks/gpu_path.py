@@ -30,6 +30,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_models import difference  # noqa: E402
+
 from results_doc import add_result_options, keep_result  # noqa: E402
 
 # SmolLM2-135M's shapes (config.json of HuggingFaceTB/SmolLM2-135M), random weights.
@@ -75,9 +77,7 @@ def compare_capture(args) -> list[dict]:
             got = run["arrays"][key]
             if not np.issubdtype(np.asarray(expected).dtype, np.floating):
                 continue
-            finite = np.isfinite(expected)
-            scale = np.abs(expected[finite]).max() or 1.0
-            differences[key] = float(np.abs(got[finite] - expected[finite]).max() / scale)
+            differences[key] = difference(expected, got)[0]
         rows.append({"run": name, "tokens_per_second": run["tokens_per_second"],
                      "speedup": run["tokens_per_second"] / reference["tokens_per_second"],
                      "max_relative_difference": differences})

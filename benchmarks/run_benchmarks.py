@@ -6,7 +6,8 @@ clone of the repository, so that the run's claims name the commit of each criter
     python benchmarks/run_benchmarks.py --keep DIR      # keep the cold run's copy in DIR (its results, its log)
 
 Measures: a cold run of the whole DAG at the default scale (ending with the PDF), with the CPU time
-of every job it ran divided by (wall time x cores), the exact CPU time per step and of Snakemake
+of every job it ran divided by (wall time x cores), this machine's matrix-product speed before and
+after it (the CPU under a shared machine can change from day to day), the exact CPU time per step and of Snakemake
 itself (every Python process logs its own, benchmarks/process_log), the wall and sampled CPU time
 per rule (from the `benchmark:` files) and the run's critical path (from its log,
 benchmarks/dag_profile.py); a no-op rerun; rebuilding one figure after its script changed (a
@@ -36,6 +37,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import WORKFLOW_PARTS, copy_workflow, disk_gb  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "src"))
+from cpu_floor import single_matmul_rate  # noqa: E402
 from dag_profile import critical_path, describe, describe_cpu, parse_log, process_cpu, run_start  # noqa: E402
 from result_tables import write_tables  # noqa: E402
 from scheduler import watched_run  # noqa: E402
@@ -107,6 +109,15 @@ def workflow_in_a_clone(destination: Path) -> Path:
     return copy_workflow(destination)
 
 
+def machine_speed(cores: int) -> dict[int, float]:
+    """GFLOP/s of a large matrix product on 1 thread and on every core, the best of three tries each."""
+    return {threads: max(single_matmul_rate(threads) for _ in range(3)) for threads in sorted({1, cores})}
+
+
+def describe_speed(speed: dict[int, float]) -> str:
+    return ", ".join(f"{rate:.0f} GFLOP/s on {threads} thread{'s' * (threads > 1)}" for threads, rate in speed.items())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--update-docs", action="store_true", help="rewrite the tables of docs/results.md")
@@ -116,6 +127,9 @@ def main() -> None:
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as scratch:
         work = workflow_in_a_clone(Path(scratch) / "checkout")
+        # The CPU under this machine changes from day to day (an AVX-512 one, or an AVX2 one about half as fast):
+        # measured before and after the cold run, the speed says which a cold time comes from.
+        speed_before = machine_speed(cores)
         # Every Python process of the cold run logs its exact CPU time (benchmarks/process_log).
         process_log = work / "processes.jsonl"
         hook = os.pathsep.join(filter(None, [str(ROOT / "benchmarks" / "process_log"), os.environ.get("PYTHONPATH")]))
@@ -125,6 +139,7 @@ def main() -> None:
         log = max((work / ".snakemake" / "log").glob("*.snakemake.log"), key=lambda p: p.stat().st_mtime).read_text()
         jobs = parse_log(log)
         path, started = critical_path(jobs), run_start(jobs)
+        speed_after = machine_speed(cores)
         rules = rule_times(work)
         results_gb = disk_gb(work / "results")
         noop = timed(snakemake, work)
@@ -153,6 +168,7 @@ def main() -> None:
             shutil.copytree(work, args.keep, symlinks=True, dirs_exist_ok=True)
     summary = {
         "machine": f"{cores} cores",
+        "matmul_gflops_before": speed_before, "matmul_gflops_after": speed_after,
         "full_default_run_s": full, "full_default_run_cpu_s": cpu, "full_default_run_kernel_cpu_s": kernel,
         "full_default_run_snakemake_cpu_s": own,
         "cpu_use": cpu / (full * cores), "results_gb": results_gb,
@@ -176,6 +192,8 @@ def main() -> None:
         f"{cpu / (full * cores):.2f} | >= 0.85 |",
         f"| of that CPU time, in the kernel (page faults, I/O) | {kernel:.0f} s | |",
         f"| of that CPU time, Snakemake itself (scheduling, checks, `benchmark:` sampling) | {own:.0f} s | |",
+        f"| this machine's speed before / after the cold run: one 2048 x 2048 float32 matrix product "
+        f"(`cpu_floor.single_matmul_rate`) | {describe_speed(speed_before)} / {describe_speed(speed_after)} | |",
         f"| dequantising the GGUF models (`cache_llm`, all models) | {rules.get('cache_llm', {}).get('s', 0):.0f} s | <= 60 s |",
         f"| score runs (`scores`: LLMs, their variants and twins, {rules.get('scores', {}).get('jobs', 0):.0f} jobs) | "
         f"{rules.get('scores', {}).get('s', 0):.0f} s | |",

@@ -90,9 +90,10 @@ def test_seconds_long_jobs_and_downloads_stay_on_the_submit_host_where_the_confi
     local = local_rules(copy_workflow(tmp_path), *configs)
     for rule in (local | {"metrics", "scores", "train", "fetch_pypi_package", "fig2_simulation"}) - ALWAYS_LOCAL:
         assert (rule in local) == (group_of(groups, rule, {}) in on_host), rule
-    # Downloads need the network at every scale; at paper scale a metric or a figure asks for 16 GB and goes
-    # to a node, while at the smaller scales a job of a second or two stays on the submit host.
-    assert {"fetch_pypi_package", "fetch_npm_package", "paper_settings_json"} <= local
+    # Downloads need the network, and the PDF the LaTeX run.sh installed, at every scale; at paper scale a metric
+    # or a figure asks for 16 GB and goes to a node, while at the smaller scales a job of a second or two stays
+    # on the submit host.
+    assert {"fetch_pypi_package", "fetch_npm_package", "paper_settings_json", "paper", "paper_tarball"} <= local
     assert ("metrics" in local) == ("fig2_simulation" in local) == (configs != ["config/paper.yaml"])
     assert not local & {"scores", "train", "simulate", "patching", "cache_llm"}
 
@@ -116,10 +117,10 @@ def test_every_rule_declares_threads_memory_and_runtime_from_the_config(tmp_path
     groups = rule_groups()
     assert len(groups) >= 15 and set(groups.values()) - {"score_group"} == {
         "download", "data", "theory", "simulation", "training", "twin_analysis", "llm_cache", "llm", "metrics",
-        "figures"}
+        "figures", "document"}
     # Distinct values per group, so each job shows which entry of the config it took.
     names = ["download", "data", "theory", "simulation", "training", "twin_analysis", "llm_cache", "llm", "metrics",
-             "figures"]
+             "figures", "document"]
     scaled = {group: {"threads": 2 + i % 3, "mem_mb": 1000 + 10 * i, "runtime": 100 + i} for i, group in enumerate(names)}
     workdir = copy_workflow(tmp_path)
     (workdir / "scaled.yaml").write_text(yaml.safe_dump({"resources": scaled}))

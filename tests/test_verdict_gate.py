@@ -68,7 +68,7 @@ def test_a_background_run_past_its_deadline_is_stopped():
     assert run.process.poll() is not None
 
 
-@pytest.mark.skipif(not GATE, reason="the verdict gate runs the default workflow (20 to 25 minutes on 2 cores, docs/results.md): "
+@pytest.mark.skipif(not GATE, reason="the verdict gate runs the default workflow (20 to 40 minutes on 2 cores, by CPU: docs/results.md): "
                     "set CI=true or BEHIND_ROPE_VERDICT_GATE=1")
 def test_the_default_workflow_gives_the_expected_verdicts():
     """`snakemake --cores all` in this checkout, as ./run.sh runs it (incremental if results/ is up to date).

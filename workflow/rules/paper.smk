@@ -84,12 +84,12 @@ rule paper:
         latex="results/logs/paper/latexmk.log",
     benchmark:
         "results/benchmarks/paper/paper.tsv"
-    localrule: on_submit_host("figures")
+    localrule: on_submit_host("document")
     conda:
         PAPER_ENV
-    threads: job_threads("figures")
+    threads: job_threads("document")
     resources:
-        **job_resources("figures"),
+        **job_resources("document"),
     params:
         code=step_code("paper-pdf"),
     shell:
@@ -112,12 +112,12 @@ rule paper_tarball:
         "results/logs/paper/paper_tarball.log",
     benchmark:
         "results/benchmarks/paper/paper_tarball.tsv"
-    localrule: on_submit_host("figures")
+    localrule: on_submit_host("document")
     conda:
         LIGHT_ENV
-    threads: job_threads("figures")
+    threads: job_threads("document")
     resources:
-        **job_resources("figures"),
+        **job_resources("document"),
     params:
         code=step_code("paper-tarball"),
     shell:
