@@ -7,9 +7,9 @@ clone of the repository, so that the run's claims name the commit of each criter
 
 Measures: a cold run of the whole DAG at the default scale (ending with the PDF), with the CPU time
 of every job it ran divided by (wall time x cores), this machine's matrix-product speed before and
-after it (the CPU under a shared machine can change from day to day), the exact CPU time per step and of Snakemake
-itself (every Python process logs its own, benchmarks/process_log), the wall and sampled CPU time
-per rule (from the `benchmark:` files) and the run's critical path (from its log,
+after it (the CPU under a shared machine can change from day to day), the exact CPU time per step
+and of Snakemake itself (every Python process logs its own, benchmarks/process_log), the wall and
+sampled CPU time per rule (from the `benchmark:` files) and the run's critical path (from its log,
 benchmarks/dag_profile.py); a no-op rerun; rebuilding one figure after its script changed (a
 simulation figure and Figure 3); rebuilding the paper after a result changed; the arXiv tarball;
 the twins' training throughput and peak memory and the time to dequantise the GGUF models (from the

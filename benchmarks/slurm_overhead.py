@@ -5,9 +5,9 @@
 
 The three runs start cold, on fresh copies of the workflow, in this order: local; through SLURM with
 every job queued (``submit_host: false`` in every resource group); through SLURM as configured, where
-the groups with ``submit_host: true`` (downloads, metrics, figures) run on the submit host.  SLURM is
-the cluster of tests/cluster/slurm_up.sh, with the test profile: status checks from 2 s after a
-submission.  Needs root and Debian's apt, like the test.  The downloads are cached by pip, so
+the groups with ``submit_host: true`` (downloads, metrics, figures, the PDF) run on the submit host.
+SLURM is the cluster of tests/cluster/slurm_up.sh, with the test profile: status checks from 2 s
+after a submission.  Needs root and Debian's apt, like the test.  The downloads are cached by pip, so
 every run fetches at the same speed.
 """
 

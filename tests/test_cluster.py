@@ -115,12 +115,10 @@ def planned_jobs(output: str) -> list[tuple[str, dict[str, str], dict[str, str]]
 
 def test_every_rule_declares_threads_memory_and_runtime_from_the_config(tmp_path):
     groups = rule_groups()
-    assert len(groups) >= 15 and set(groups.values()) - {"score_group"} == {
-        "download", "data", "theory", "simulation", "training", "twin_analysis", "llm_cache", "llm", "metrics",
-        "figures", "document"}
-    # Distinct values per group, so each job shows which entry of the config it took.
     names = ["download", "data", "theory", "simulation", "training", "twin_analysis", "llm_cache", "llm", "metrics",
              "figures", "document"]
+    assert len(groups) >= 15 and set(groups.values()) - {"score_group"} == set(names)
+    # Distinct values per group, so each job shows which entry of the config it took.
     scaled = {group: {"threads": 2 + i % 3, "mem_mb": 1000 + 10 * i, "runtime": 100 + i} for i, group in enumerate(names)}
     workdir = copy_workflow(tmp_path)
     (workdir / "scaled.yaml").write_text(yaml.safe_dump({"resources": scaled}))
