@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from behind_rope.llm.extract import SCORES, ScoreRecorder, _StopForward, record_scores, repeat_kv
+from behind_rope.llm.extract import SCORES, ScoreRecorder, _StopForward, hides_later_keys, record_scores, repeat_kv
 from behind_rope.llm.loading import (
     ModelSourceError,
     auto_batch_size,
@@ -260,6 +260,58 @@ def test_the_recorded_sums_do_not_depend_on_the_batch_size_or_on_how_the_mask_is
     per_batch.add(0, query, key, 0.5, causal.expand(5, 1, 4, 4))
     per_row.add(0, query, key, 0.5, causal.expand(5, 1, 4, 4).clone())
     assert torch.equal(per_batch.sums[0], per_row.sums[0]) and torch.equal(per_batch.counts[0], per_row.counts[0])
+
+
+def causal_masks(queries: int, keys: int) -> dict[str, torch.Tensor]:
+    """(batch 3, 1, queries, keys) masks that hide every later key: plain, windowed, padded, and queries that come last."""
+    causal = torch.ones(queries, keys, dtype=torch.bool).tril(keys - queries)
+    padded = causal.clone()
+    padded[:, :2] = False
+    return {"causal": causal.expand(3, 1, queries, keys),
+            "window": (causal & ~torch.ones(queries, keys, dtype=torch.bool).tril(keys - queries - 7)).expand(3, 1, queries, keys),
+            "one row padded": torch.stack([causal, padded, causal])[:, None]}
+
+
+@pytest.mark.parametrize("per_head", [False, True])
+@pytest.mark.parametrize("mask", ["causal", "window", "one row padded"])
+@pytest.mark.parametrize("queries", [40, 33])
+def test_a_causal_run_computed_in_blocks_of_queries_records_what_the_whole_matrix_gives(mask, per_head, queries):
+    query, key = torch.randn(2, 3, 4, 40, 8, generator=torch.Generator().manual_seed(5)).unbind(0)
+    query = query[:, :, -queries:]  # fewer queries than keys: the last positions, as with a cache
+    allowed = causal_masks(queries, 40)[mask]
+    assert hides_later_keys(allowed)
+    blocked, whole = ScoreRecorder([0], per_head=per_head, stop=False), ScoreRecorder([0], per_head=per_head, stop=False)
+    blocked.block_rows = 1  # 8 blocks of 5 queries
+    blocked.add(0, query, key, 0.5, allowed, lower_triangular=True)
+    whole.add(0, query, key, 0.5, allowed)
+    # The same float32 products, taken in other shapes: equal to float32's rounding.
+    torch.testing.assert_close(blocked.sums[0], whole.sums[0], atol=1e-5, rtol=1e-5)
+    assert torch.equal(blocked.counts[0], whole.counts[0])
+    for name, values in whole.head_sums.get(0, {}).items():
+        torch.testing.assert_close(blocked.head_sums[0][name], values, atol=1e-5, rtol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("mask", ["causal", "window", "one row padded"])
+@pytest.mark.parametrize("queries", [40, 33])
+def test_attention_in_blocks_of_queries_gives_what_one_masked_call_gives(mask, queries):
+    from behind_rope.llm.extract import attend_in_blocks
+
+    query, key, value = torch.randn(3, 3, 4, 40, 8, generator=torch.Generator().manual_seed(6)).unbind(0)
+    query = query[:, :, -queries:]
+    allowed = causal_masks(queries, 40)[mask]
+    whole = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=allowed, scale=0.3)
+    torch.testing.assert_close(attend_in_blocks(query, key, value, allowed, 0.3, rows=6), whole)
+
+
+def test_blocks_of_queries_are_only_taken_for_a_mask_that_hides_every_later_key():
+    query, key = torch.randn(2, 3, 4, 40, 8, generator=torch.Generator().manual_seed(5)).unbind(0)
+    everything = torch.ones(3, 1, 40, 40, dtype=torch.bool)  # a mask that shows later keys too
+    assert not hides_later_keys(everything)
+    blocked, whole = ScoreRecorder([0], stop=False), ScoreRecorder([0], stop=False)
+    blocked.block_rows = 1
+    blocked.add(0, query, key, 0.5, everything, lower_triangular=True)  # told wrongly: the later keys go missing
+    whole.add(0, query, key, 0.5, everything)
+    assert not torch.allclose(blocked.sums[0], whole.sums[0], atol=1e-5, rtol=1e-5)
 
 
 def test_a_variant_changes_the_model_as_it_says_and_its_identity_control_changes_nothing(tmp_path):
