@@ -1,12 +1,15 @@
 """The pipeline's GPU path against its CPU path, side by side in one run (needs a CUDA GPU).
 
 No hub is reachable from a lent GPU machine, so the models are random-initialised with the shapes of
-the default scale: a Llama of SmolLM2-135M's shapes for the score capture, and the default twin.
+the default scale: a Llama of SmolLM2-135M's shapes and a Gemma-3 of gemma3's ``config.json`` (the one
+``cache_llm`` wrote; its sliding window binds at 1,024 tokens) for the score capture, and the default twin.
 
 1. Score capture (``behind_rope.llm.extract.record_scores``, per-head records on): the same tokens on the
    CPU in float32 (the reference), on CUDA in float32, and on CUDA in bf16 (the GPU default,
-   ``llm.dtype: auto``).  For each array it prints the largest difference relative to the reference's
-   largest magnitude, and the speed-up in tokens/s.
+   ``llm.dtype: auto``); and on CUDA the capture as it was before it skipped the keys a causal mask hides
+   (``reuse.whole_score_matrix``: every product over the whole score matrix, a window's attention one
+   masked call), so that the table shows what the blocks cost or save a GPU.  For each array it prints the
+   largest difference relative to the reference's largest magnitude, and the speed-up in tokens/s.
 2. Twin training (``behind_rope.twins.train.train_twin``): the same steps, seed and batches on the CPU in
    float32 and on CUDA with bf16 autocast (the GPU default, ``training.device: auto``); it prints both
    loss curves' last values and the speed-up.
@@ -18,6 +21,7 @@ the default scale: a Llama of SmolLM2-135M's shapes for the score capture, and t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
@@ -40,46 +44,83 @@ SMOLLM2_SHAPES = {"vocab_size": 49152, "hidden_size": 576, "intermediate_size": 
                   "max_position_embeddings": 8192, "tie_word_embeddings": True}
 
 
-def random_llm(device: torch.device, dtype: torch.dtype):
-    from transformers import LlamaConfig, LlamaForCausalLM
+def random_llm(device: torch.device, dtype: torch.dtype, config_path: Path | None = None):
+    """A Llama of SmolLM2-135M's shapes, or the architecture and shapes of ``config_path``, random weights."""
+    from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(**SMOLLM2_SHAPES))  # initialised on the CPU: the same weights everywhere
+    torch.manual_seed(0)  # initialised on the CPU: the same weights everywhere
+    if config_path is None:
+        model = LlamaForCausalLM(LlamaConfig(**SMOLLM2_SHAPES))
+    else:
+        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(config_path.parent), dtype=torch.float32)
     return model.to(device=device, dtype=dtype).eval()
 
 
-def time_capture(device: torch.device, dtype: torch.dtype, tokens: torch.Tensor, layers: int, batch: int) -> dict:
+def time_capture(model, tokens: torch.Tensor, layers: int, batch: int, repeats: int) -> dict:
+    """The capture's arrays and its speed, the least time of ``repeats`` runs after a warm-up."""
     from behind_rope.llm.extract import record_scores
 
-    model = random_llm(device, dtype)
+    device = next(model.parameters()).device
     record_scores(model, [tokens[:1]], range(layers), per_head=True)  # warm-up (kernels, allocator)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    started = time.perf_counter()
-    arrays = record_scores(model, tokens.split(batch), range(layers), per_head=True).result()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    seconds = time.perf_counter() - started
-    return {"arrays": arrays, "tokens_per_second": tokens.numel() / seconds}
+    seconds = []
+    for _ in range(repeats):
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        started = time.perf_counter()
+        arrays = record_scores(model, tokens.split(batch), range(layers), per_head=True).result()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        seconds.append(time.perf_counter() - started)
+    return {"arrays": arrays, "tokens_per_second": tokens.numel() / min(seconds)}
 
 
-def compare_capture(args) -> list[dict]:
+@contextlib.contextmanager
+def blocks_on_every_device():
+    """The capture of a333a7f: blocks that skip the keys a causal mask hides, on a GPU too."""
+    from behind_rope.llm import extract
+
+    on_cpu_only = extract.skips_hidden_keys
+    extract.skips_hidden_keys = lambda device: True
+    try:
+        yield
+    finally:
+        extract.skips_hidden_keys = on_cpu_only
+
+
+# On CUDA the capture as it is (one product over the whole matrix on a GPU), beside the blocks that skip
+# the keys a causal mask hides (what the CPU does) and the capture before those blocks came in
+# (benchmarks/reuse.py keeps its code), so that the table shows what each costs a GPU.
+VARIANTS = {"": contextlib.nullcontext, ", in blocks (as on the CPU)": blocks_on_every_device,
+            ", whole score matrix (as it was)": None}
+RUNS = {"cpu, float32": ("cpu", torch.float32, ""),
+        **{f"cuda, {name}{variant}": ("cuda", dtype, variant) for variant in VARIANTS
+           for name, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16))}}
+
+
+def compare_capture(args, name: str, config_path: Path | None) -> list[dict]:
+    from reuse import whole_score_matrix
+
+    model = random_llm(torch.device("cpu"), torch.float32, config_path)
+    vocab_size = model.config.vocab_size
+    del model
     generator = torch.Generator().manual_seed(1)
-    tokens = torch.randint(0, SMOLLM2_SHAPES["vocab_size"], (args.sequences, args.seq_len), generator=generator)
-    runs = {"cpu, float32": time_capture(torch.device("cpu"), torch.float32, tokens, args.layers, args.batch_size),
-            "cuda, float32": time_capture(torch.device("cuda"), torch.float32, tokens, args.layers, args.batch_size),
-            "cuda, bfloat16": time_capture(torch.device("cuda"), torch.bfloat16, tokens, args.layers, args.batch_size)}
+    tokens = torch.randint(0, vocab_size, (args.sequences, args.seq_len), generator=generator)
+    runs = {}
+    for run, (device, dtype, variant) in RUNS.items():
+        model = random_llm(torch.device(device), dtype, config_path)
+        with (VARIANTS[variant] or whole_score_matrix)():
+            runs[run] = time_capture(model, tokens, args.layers, args.batch_size, 1 if device == "cpu" else args.repeats)
+        del model
+        torch.cuda.empty_cache()
     reference = runs["cpu, float32"]
     rows = []
-    for name, run in runs.items():
+    for run, result in runs.items():
         differences = {}
         for key, expected in reference["arrays"].items():
-            got = run["arrays"][key]
-            if not np.issubdtype(np.asarray(expected).dtype, np.floating):
-                continue
-            differences[key] = difference(expected, got)[0]
-        rows.append({"run": name, "tokens_per_second": run["tokens_per_second"],
-                     "speedup": run["tokens_per_second"] / reference["tokens_per_second"],
+            if np.issubdtype(np.asarray(expected).dtype, np.floating):
+                differences[key] = difference(expected, result["arrays"][key])[0]
+        rows.append({"model": name, "run": run, "tokens_per_second": result["tokens_per_second"],
+                     "speedup": result["tokens_per_second"] / reference["tokens_per_second"],
                      "max_relative_difference": differences})
     return rows
 
@@ -114,15 +155,23 @@ def update_docs(result: dict) -> None:
 
     capture, training = result["capture"], result["training"]
     keys = ("mean_scores", "log_z", "sink")
+    models = ", ".join(capture.get("models", ["a random Llama of SmolLM2-135M's shapes"]))
     lines = [f"_Measured by `python benchmarks/gpu_path.py --update-docs` on one {result['gpu']} (torch "
-             f"{result['torch']}), the CPU path on {result['cpu_threads']} threads of the same machine: a random "
-             f"Llama of SmolLM2-135M's shapes, {capture['sequences']} sequences of {capture['seq_len']} tokens, its "
-             f"first {capture['layers']} layers with per-head records; the default twin, {training['steps']} steps._\n",
-             "| score capture | tokens/s | speed-up | max relative difference from the CPU's: "
-             + ", ".join(f"`{key}`" for key in keys) + " |", "|---|---|---|---|"]
+             f"{result['torch']}), the CPU path on {result['cpu_threads']} threads of the same machine: {models}; "
+             f"{capture['sequences']} sequences of {capture['seq_len']} tokens in batches of "
+             f"{capture.get('batch_size', 4)}, the first {capture['layers']} layers with per-head records, on CUDA "
+             f"the least time of {capture.get('repeats', 1)} runs; the default twin, "
+             f"{training['steps']} steps._\n",
+             "| model | score capture | tokens/s | speed-up over the CPU | time / the time as it is, same dtype "
+             "| max relative difference from the CPU's: " + ", ".join(f"`{key}`" for key in keys) + " |",
+             "|---|---|---|---|---|---|"]
+    speed = {(row.get("model"), row["run"]): row["tokens_per_second"] for row in capture["rows"]}
     for row in capture["rows"]:
+        as_it_is = speed.get((row.get("model"), ", ".join(row["run"].split(", ")[:2])))
+        ratio = f"{as_it_is / row['tokens_per_second']:.2f}" if as_it_is and row["run"].count(", ") > 1 else ""
         differences = ", ".join(f"{row['max_relative_difference'][key]:.1e}" for key in keys)
-        lines.append(f"| {row['run']} | {row['tokens_per_second']:.0f} | {row['speedup']:.1f}x | {differences} |")
+        lines.append(f"| {row.get('model', 'smollm2 shapes')} | {row['run']} | {row['tokens_per_second']:.0f} | "
+                     f"{row['speedup']:.1f}x | {ratio} | {differences} |")
     lines += ["", "| twin training | seconds | speed-up | train loss, first / last step | held-out loss |",
               "|---|---|---|---|---|"]
     for row in training["rows"]:
@@ -138,6 +187,10 @@ def main() -> None:
     parser.add_argument("--seq-len", type=int, default=1024)
     parser.add_argument("--layers", type=int, default=4, help="layers recorded (the first N)")
     parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs of each CUDA capture (the least counts)")
+    parser.add_argument("--gemma3-config", type=Path, default=ROOT / "results" / "models" / "gemma3" / "hf" / "config.json",
+                        help="Gemma-3's config.json (cache_llm writes it): also time a random model of its shapes, "
+                             "sliding-window layers included; skipped when the file is missing")
     parser.add_argument("--train-steps", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of the CPU reference")
     add_result_options(parser, "gpu_path")
@@ -148,9 +201,17 @@ def main() -> None:
     if not torch.cuda.is_available():
         sys.exit("gpu_path.py compares the GPU path with the CPU path: it needs a CUDA GPU")
     torch.set_num_threads(args.threads)
+    shapes = {"smollm2 shapes": ("a random Llama of SmolLM2-135M's shapes", None)}
+    if args.gemma3_config.is_file():
+        window = json.loads(args.gemma3_config.read_text()).get("sliding_window")
+        shapes["gemma3 shapes"] = (f"a random Gemma-3 of gemma3's config.json (sliding window {window})",
+                                   args.gemma3_config)
+    else:
+        print(f"no {args.gemma3_config}: the Gemma-3 rows are left out", file=sys.stderr)
+    rows = [row for name, (_, path) in shapes.items() for row in compare_capture(args, name, path)]
     result = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cpu_threads": args.threads,
               "capture": {"sequences": args.sequences, "seq_len": args.seq_len, "layers": args.layers,
-                          "rows": compare_capture(args)},
+                          "repeats": args.repeats, "batch_size": args.batch_size, "models": [text for text, _ in shapes.values()], "rows": rows},
               "training": {"steps": args.train_steps, "rows": compare_training(args)}}
     print(keep_result(result, args, update_docs))
 

@@ -314,6 +314,33 @@ def test_blocks_of_queries_are_only_taken_for_a_mask_that_hides_every_later_key(
     assert not torch.allclose(blocked.sums[0], whole.sums[0], atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("per_head", [False, True])
+def test_the_gpu_way_of_capturing_records_what_the_cpu_blocks_record(monkeypatch, per_head):
+    # A GPU takes one product over the whole matrix and one masked call per window (skips_hidden_keys is
+    # False there); this runs that branch on the CPU, through a model whose sliding windows bind.
+    from behind_rope.llm import extract
+
+    model = tiny_model("gemma3_text")  # layers: sliding (window 4), full, sliding
+    tokens = torch.randint(0, 64, (3, 24), generator=torch.Generator().manual_seed(2))
+    calls = []
+    attend = extract.attend_in_blocks
+    monkeypatch.setattr(extract, "attend_in_blocks", lambda *args, **kwargs: calls.append(1) or attend(*args, **kwargs))
+
+    def capture():
+        return record_scores(model, tokens.split(2), range(3), per_head=per_head).result()
+
+    assert extract.skips_hidden_keys(torch.device("cpu")) and not extract.skips_hidden_keys(torch.device("cuda"))
+    blocked = capture()
+    assert calls, "the CPU run should attend to its windows in blocks"
+    calls.clear()
+    monkeypatch.setattr(extract, "skips_hidden_keys", lambda device: False)
+    whole = capture()
+    assert not calls, "the GPU way attends to a window in one masked call"
+    assert blocked.keys() == whole.keys()
+    for name in blocked:
+        np.testing.assert_allclose(whole[name], blocked[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
 def test_a_variant_changes_the_model_as_it_says_and_its_identity_control_changes_nothing(tmp_path):
     from behind_rope.llm.extract import score_run
 

@@ -168,7 +168,7 @@ def _scores_attention(module, query, key, value, attention_mask, scaling=None, d
     if causal and attention_mask is not None:
         mask = attention_mask[:, :, :, : key.shape[-2]]
         allowed = mask if mask.dtype == torch.bool else mask == 0
-    lower_triangular = allowed is not None and hides_later_keys(allowed)
+    lower_triangular = allowed is not None and skips_hidden_keys(query.device) and hides_later_keys(allowed)
     recorder = _ACTIVE_RECORDER.get()
     if recorder is not None:
         recorder.add(module.layer_idx, query, key, scaling, allowed, lower_triangular=lower_triangular)
@@ -201,6 +201,17 @@ def attend_in_blocks(query, key, value, allowed: torch.Tensor, scaling: float, r
             query[:, :, start:stop], key[:, :, first:block.shape[-1]], value[:, :, first:block.shape[-1]],
             attn_mask=block[..., first:], scale=scaling))
     return torch.cat(outputs, dim=2)
+
+
+def skips_hidden_keys(device: torch.device) -> bool:
+    """Whether the capture on ``device`` computes in blocks that skip the keys a causal mask hides.
+
+    On a CPU the products are the time, and the blocks skip about half of them (benchmarks/reuse.py: a
+    per-head run 0.58 of the CPU time).  On a GPU the products are cheap, and what the blocks add costs
+    more than they save: their many small launches and the host's reads of the mask (benchmarks/gpu_path.py
+    on an H200: 1.1 to 1.6 times the time of one product over the whole matrix), so there it is one product.
+    """
+    return device.type == "cpu"
 
 
 def is_plain_causal(allowed: torch.Tensor) -> bool:
