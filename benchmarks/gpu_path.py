@@ -6,10 +6,12 @@ the default scale: a Llama of SmolLM2-135M's shapes and a Gemma-3 of gemma3's ``
 
 1. Score capture (``behind_rope.llm.extract.record_scores``, per-head records on): the same tokens on the
    CPU in float32 (the reference), on CUDA in float32, and on CUDA in bf16 (the GPU default,
-   ``llm.dtype: auto``); and on CUDA the capture as it was before it skipped the keys a causal mask hides
-   (``reuse.whole_score_matrix``: every product over the whole score matrix, a window's attention one
-   masked call), so that the table shows what the blocks cost or save a GPU.  For each array it prints the
-   largest difference relative to the reference's largest magnitude, and the speed-up in tokens/s.
+   ``llm.dtype: auto``).  On CUDA, beside the capture as it is (one product over the whole matrix), two
+   other ways: the blocks that skip the keys a causal mask hides, which the CPU takes
+   (``extract.skips_hidden_keys``), forced on the GPU; and the capture before those blocks came in
+   (``reuse.whole_score_matrix``), so that the table shows what each costs a GPU.  For each array it
+   prints the largest difference relative to the reference's largest magnitude, and the speed-up in
+   tokens/s.
 2. Twin training (``behind_rope.twins.train.train_twin``): the same steps, seed and batches on the CPU in
    float32 and on CUDA with bf16 autocast (the GPU default, ``training.device: auto``); it prints both
    loss curves' last values and the speed-up.
