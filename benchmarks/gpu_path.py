@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_models import difference  # noqa: E402
+from reuse import whole_score_matrix  # noqa: E402
 
 from results_doc import add_result_options, keep_result  # noqa: E402
 
@@ -93,24 +94,20 @@ def blocks_on_every_device():
 # the keys a causal mask hides (what the CPU does) and the capture before those blocks came in
 # (benchmarks/reuse.py keeps its code), so that the table shows what each costs a GPU.
 VARIANTS = {"": contextlib.nullcontext, ", in blocks (as on the CPU)": blocks_on_every_device,
-            ", whole score matrix (as it was)": None}
+            ", whole score matrix (as it was)": whole_score_matrix}
 RUNS = {"cpu, float32": ("cpu", torch.float32, ""),
         **{f"cuda, {name}{variant}": ("cuda", dtype, variant) for variant in VARIANTS
            for name, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16))}}
 
 
 def compare_capture(args, name: str, config_path: Path | None) -> list[dict]:
-    from reuse import whole_score_matrix
-
-    model = random_llm(torch.device("cpu"), torch.float32, config_path)
-    vocab_size = model.config.vocab_size
-    del model
+    vocab_size = (json.loads(config_path.read_text()) if config_path else SMOLLM2_SHAPES)["vocab_size"]
     generator = torch.Generator().manual_seed(1)
     tokens = torch.randint(0, vocab_size, (args.sequences, args.seq_len), generator=generator)
     runs = {}
     for run, (device, dtype, variant) in RUNS.items():
         model = random_llm(torch.device(device), dtype, config_path)
-        with (VARIANTS[variant] or whole_score_matrix)():
+        with VARIANTS[variant]():
             runs[run] = time_capture(model, tokens, args.layers, args.batch_size, 1 if device == "cpu" else args.repeats)
         del model
         torch.cuda.empty_cache()
