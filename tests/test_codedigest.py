@@ -2,6 +2,8 @@
 
 import shutil
 
+import pytest
+
 from behind_rope.pipeline import codedigest
 from behind_rope.pipeline.codedigest import handler_location, script_modules, step_modules
 from conftest import ROOT
@@ -26,20 +28,35 @@ def test_a_figure_script_runs_what_it_imports():
     assert "behind_rope.llm.extract" not in modules and "behind_rope.maths.metrics" not in modules
 
 
-def test_the_digest_follows_the_code(tmp_path, monkeypatch):
+@pytest.mark.parametrize("kept", [False, True], ids=["worked out", "kept in .snakemake between starts"])
+def test_the_digest_follows_the_code(tmp_path, monkeypatch, kept):
+    monkeypatch.chdir(tmp_path)
+    if kept:
+        (tmp_path / ".snakemake").mkdir()
     package = tmp_path / "behind_rope"
     shutil.copytree(ROOT / "src" / "behind_rope", package, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(codedigest, "PACKAGE_DIR", package)
 
     def fresh():  # the parse caches last one Snakefile parse; here the package changes in between
-        codedigest._parse.cache_clear()
-        codedigest._module_imports.cache_clear()
+        for cached in (codedigest._parse, codedigest._module_imports, codedigest.package_fingerprint,
+                       codedigest._kept_digests):
+            cached.cache_clear()
 
+    script = ROOT / "workflow" / "scripts" / "figS_theory_vs_simulation.py"
     fresh()
     before = {step: codedigest.step_code(step) for step in ("gram", "simulate", "claims")}
+    before_script = codedigest.script_code(script)
+    if kept:  # a second start reads the digests the first kept, and works none out
+        assert (tmp_path / ".snakemake" / "behind_rope_code_digests.json").is_file()
+        fresh()
+        with monkeypatch.context() as second_start:
+            second_start.setattr(codedigest, "step_modules", None)  # nothing is worked out: it would fail
+            assert {step: codedigest.step_code(step) for step in before} == before
     (package / "twins" / "gram.py").write_text((package / "twins" / "gram.py").read_text() + "\n# changed\n")
+    (package / "figures" / "plotting.py").write_text((package / "figures" / "plotting.py").read_text() + "\n# changed\n")
     fresh()
     after = {step: codedigest.step_code(step) for step in before}
     assert after["gram"] != before["gram"]
     assert after["simulate"] == before["simulate"] and after["claims"] == before["claims"]
+    assert codedigest.script_code(script) != before_script  # the script draws with figures.plotting
     fresh()

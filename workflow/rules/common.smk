@@ -31,6 +31,9 @@ from behind_rope.pipeline.rules import cancel_idle_rechecks, names, verbatim
 
 # Every job reuses freed memory instead of page-faulting it back in (behind_rope.pipeline.allocator).
 os.environ.update(job_environment())
+# The rules' code digests are kept for the next start in Snakemake's own folder (pipeline.codedigest),
+# which a first run makes only after reading the rules.
+Path(".snakemake").mkdir(exist_ok=True)
 
 try:
     validate(config)

@@ -6,17 +6,26 @@ as a param.  The code is found from the imports themselves, never from a hand-ke
 step's handler function (its own imports, plus its module's top-level imports) or a figure
 script, then every ``behind_rope`` module those import, transitively.  Editing a module a step
 imports reruns the step; editing any other module reruns nothing.
+
+Finding the imports parses some 60 modules: inside Snakemake's process, about a second of a no-op
+rerun's three to four (benchmarks/code_digests.py).  So the digests are kept in ``.snakemake/behind_rope_code_digests.json``, beside
+Snakemake's own records, under a fingerprint of every module of the package (and a script's own
+bytes): any edit of the package makes every digest be worked out again, as without the file.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import json
 from functools import cache
 from pathlib import Path
 
+from behind_rope.atomic import write_text
+
 PACKAGE = "behind_rope"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/behind_rope
+KEPT_DIGESTS = Path(".snakemake") / "behind_rope_code_digests.json"  # in the directory Snakemake runs in
 
 
 def _module_file(name: str) -> Path | None:
@@ -105,11 +114,46 @@ def handler_location(step: str) -> tuple[str, str]:
     raise ValueError(f"no CLI step named {step!r} in {PACKAGE_DIR / 'cli'}")
 
 
+@cache
+def package_fingerprint() -> str:
+    """A hash of every module of the package, names and bytes: any edit changes it (read once per Snakemake start)."""
+    hasher = hashlib.sha256()
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        hasher.update(str(path.relative_to(PACKAGE_DIR)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return hasher.hexdigest()
+
+
+@cache
+def _kept_digests() -> dict[str, str]:
+    """The digests kept for the package as it is now (empty for another fingerprint, or no file)."""
+    try:
+        kept = json.loads(KEPT_DIGESTS.read_text())
+    except (OSError, ValueError):
+        return {}
+    return dict(kept.get("digests", {})) if kept.get("package") == package_fingerprint() else {}
+
+
+def _kept(key: str, work_out) -> str:
+    """The digest kept under ``key``, else ``work_out()``, kept for the next start where Snakemake keeps its
+    records (``.snakemake``, which the rules make; anywhere else every digest is worked out)."""
+    if not KEPT_DIGESTS.parent.is_dir():
+        return work_out()
+    digests = _kept_digests()
+    if key not in digests:
+        digests[key] = work_out()
+        try:
+            write_text(KEPT_DIGESTS, json.dumps({"package": package_fingerprint(), "digests": digests}, sort_keys=True))
+        except OSError:  # a read-only .snakemake: the next start works them out again
+            pass
+    return digests[key]
+
+
 def step_code(step: str) -> str:
     """The digest a rule that runs ``python -m behind_rope <step>`` passes as its ``code`` param."""
-    return digest(step_modules(*handler_location(step)))
+    return _kept(f"step {step}", lambda: digest(step_modules(*handler_location(step))))
 
 
 def script_code(script: str | Path) -> str:
     """The digest a figure rule passes as its ``code`` param (Snakemake already tracks the script itself)."""
-    return digest(script_modules(script))
+    source = Path(script).read_bytes()  # its own imports: part of the key
+    return _kept(f"script {Path(script).name} {hashlib.sha256(source).hexdigest()}", lambda: digest(script_modules(script)))
