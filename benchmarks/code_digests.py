@@ -28,11 +28,12 @@ from results_doc import update  # noqa: E402
 KEPT = Path(".snakemake") / "behind_rope_code_digests.json"
 
 
-def noop_rerun(run: Path) -> tuple[float, float]:
+def noop_rerun(run: Path, *options: str) -> tuple[float, float]:
     """Wall and CPU seconds of one `snakemake --cores 2` in ``run``, which must have nothing to do."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(["snakemake", "--cores", "2"], cwd=run, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", *options], cwd=run, capture_output=True,
+                          text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0 or "Nothing to be done" not in done.stdout + done.stderr:
@@ -46,6 +47,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args()
+    if not (args.run / "Snakefile").is_file():
+        raise SystemExit(f"Error: {args.run} holds no workflow; give --run a finished run (run_benchmarks.py --keep DIR)")
+    noop_rerun(args.run, "--dry-run")  # an unfinished run stops here, before any job runs
     noop_rerun(args.run)  # warms the file cache, and keeps the digests for the first "kept" run
     ways = {"digests worked out (no kept file)": [], "digests kept in .snakemake": []}
     for _ in range(args.repeats):
