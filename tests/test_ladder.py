@@ -59,6 +59,8 @@ def test_the_ladder_table_and_text_say_what_changes_with_size(claims):
     assert "C5d goes from pass to fail" in values["ladder.family"]
     assert r"3.0 times the parameters" in values["ladder.family"]
     assert values["ladder.trend"].startswith("Along all the models")
+    # The sentences on the models' sizes: the count and the largest, from the claims, not typed in.
+    assert (values["ladder.count"], values["ladder.largest"]) == ("3 models", "1.5 billion")
 
 
 def test_a_ladder_without_two_sizes_of_one_family_says_so(claims):

@@ -249,6 +249,15 @@ def test_c7_is_decided_by_its_model_signed_and_its_controls_must_fail():
     assert not failed["passed"] and failed["controls"]["late_mean"]["passed"]
 
 
+def test_a_band_with_a_sign_flip_reports_no_fraction_removed():
+    bands = _c7({"bos_mean": 1.0, "bos_random0": 1.5, "bos_random1": -0.5, "bos_random2": 1.0,
+                 "late_mean": 1.9, "bos_identity": 2.0})["measured"]["models"]["m"]["bands"]
+    assert bands["bos_random"]["members"] == ["bos_random0", "bos_random1", "bos_random2"]
+    assert bands["bos_random"]["ratio_band"] == pytest.approx([-0.25, 0.75]) and bands["bos_random"]["sign_flips"] == 1
+    assert bands["bos_random"]["fraction_removed_band"] is None  # not 1.25 removed: the component changed sign
+    assert bands["bos_mean"]["fraction_removed_band"] == pytest.approx([0.5, 0.5])
+
+
 def test_c8a_needs_the_first_key_component_to_fall_beyond_noise_and_the_simulation_not_to():
     metrics = {"m/first": _metrics([_row(first=2.0)] * 4), "m.ntk2/first": _metrics([_row(first=1.0)] * 4),
                "s/ref": _metrics([_row(first=2.0)] * 4), "s/ntk2": _metrics([_row(first=2.0)] * 4)}
@@ -275,6 +284,10 @@ def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_w
                          {}, min_query=min_query, min_depth_correlation=0.5, floor_multiple=2.0)
 
     assert decide(16)["passed"]
+    # Recorded beside the check: the sliding-window layers against the global one, at the same queries.
+    by_type = decide(16)["measured"]["sliding"]["by_type"]
+    assert by_type["sliding_attention"]["layers"] == [1, 2, 3, 4, 5] and by_type["full_attention"]["layers"] == [6]
+    assert by_type["full_attention"]["mean_value"] > by_type["sliding_attention"]["mean_value"]
     assert not decide(8)["passed"]  # queries inside the window: it does not bind, so nothing is tested
     runs["s2/long"] = _window_run([0.1, 0.2, 0.3, 0.4, 0.5, 0.6], ["full_attention"] * 6)
     assert not decide(16, control="s2/long")["passed"]  # the model without a window rises too: the control passes
@@ -300,5 +313,13 @@ def test_c9_needs_the_sink_heads_to_read_position_0_and_not_the_middle():
     assert not claim_c9(scores.get, {"m": _patching(0.5, 0.5)}, {"m": "m/first"}, **settings)["passed"]  # the middle too
     assert not claim_c9(scores.get, {"m": _patching(0.05, 0.01)}, {"m": "m/first"}, **settings)["passed"]  # too small
     assert not claim_c9(scores.get, {"m": _patching(0.5, 0.01, floor=0.3)}, {"m": "m/first"}, **settings)["passed"]  # noise
+    assert passed["controls"]["m: middle position patched"] == {"passed": False, "testable": True}
     sink[:] = 0.1  # no sink heads: nothing reads position 0
-    assert not claim_c9(scores.get, {"m": _patching(0.5, 0.01)}, {"m": "m/first"}, **settings)["passed"]
+    without = claim_c9(scores.get, {"m": _patching(0.5, 0.01)}, {"m": "m/first"}, **settings)
+    assert not without["passed"]
+    # The control fails too, but it had nothing to change: the record says it tested nothing.
+    assert without["controls"]["m: middle position patched"] == {"passed": False, "testable": False}
+    from behind_rope.claims.summary import summary_lines
+
+    printed = summary_lines({"C9": without | {"criterion_commit": "abc"}})
+    assert printed[1] == "    control m: middle position patched: FAIL, as it must, but it had nothing to test here"

@@ -20,7 +20,7 @@
 import numpy as np
 
 from behind_rope.atomic import read_json
-from behind_rope.figures.plotting import plt, save, standalone
+from behind_rope.figures.plotting import layer_axis, plt, save, standalone
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_c5_decomposition")
@@ -46,8 +46,10 @@ for r, model in enumerate(models):
         ax.set_title(f"{model}: {label}", fontsize=8)
         ax.set_xlabel("layer", fontsize=8)
         ax.tick_params(labelsize=7)
+        layer_axis(ax, layers)
         if c == 0:
             ax.set_ylabel("share of variance", fontsize=8)
-axes[0, 0].legend(fontsize=7, loc="lower right")
-fig.tight_layout()
+# Above the panels: the stacked shares fill every bar to 1, so a legend inside any panel covers some.
+fig.legend(*axes[0, 0].get_legend_handles_labels(), fontsize=7, loc="upper center", ncol=len(PARTS), frameon=False)
+fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
 save(fig, snakemake.output, snakemake.log)

@@ -20,10 +20,10 @@
 # %%
 import numpy as np
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FormatStrFormatter, MaxNLocator, NullLocator
+from matplotlib.ticker import FormatStrFormatter, NullLocator
 
 from behind_rope.atomic import read_json
-from behind_rope.figures.plotting import plt, save, standalone, style_panel, value
+from behind_rope.figures.plotting import layer_axis, plt, save, standalone, style_panel, value
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_log_z_growth")
@@ -62,8 +62,7 @@ for ax, (model, result) in zip(axes[0], measured["models"].items(), strict=True)
     carrying = ", ".join(f"{row['heads_carrying']}/{row['heads']}" for row in result["probe"]["layers"].values())
     style_panel(ax, f"{model}\nheads carrying: {carrying}", "layer", "log-Z slope b" if ax is axes[0, 0] else "",
                 legend=False)
-    ax.set_xticks(layers)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    layer_axis(ax, layers)
 handles = [Line2D([], [], color="C0", marker="o", lw=0, markersize=4, label="head, with mask"),
            Line2D([], [], color="C1", marker="o", mfc="none", lw=0, markersize=4, label="head, without mask"),
            Line2D([], [], color="black", lw=1.5, label="simulation $b_{sim}$"),

@@ -21,10 +21,9 @@
 # %%
 import numpy as np
 from matplotlib.lines import Line2D
-from matplotlib.ticker import MaxNLocator
 
 from behind_rope.atomic import read_json
-from behind_rope.figures.plotting import plt, save, standalone, style_panel, value
+from behind_rope.figures.plotting import layer_axis, plt, save, standalone, style_panel, value
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_patching")
@@ -65,7 +64,7 @@ for ax, (model, result) in zip(axes[0], c9.items(), strict=True):
     sinks = [len(row["sink_heads"]) for row in result["position0"]["layers"].values()]
     style_panel(ax, f"{model} (sink heads per layer: {', '.join(map(str, sinks))})", "layer",
                 "relative change of sink-head outputs" if ax is axes[0, 0] else "", legend=False)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    layer_axis(ax, checked)
 handles, labels = axes[0, -1].get_legend_handles_labels()
 handles.append(Line2D([], [], color="black", marker="v", lw=0, markersize=5))
 labels.append("exactly 0 (on the lower edge)")

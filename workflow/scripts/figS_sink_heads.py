@@ -20,7 +20,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from behind_rope.atomic import read_json
-from behind_rope.figures.plotting import plt, save, standalone, style_panel, value
+from behind_rope.figures.plotting import layer_axis, plt, save, standalone, style_panel, value
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_sink_heads")
@@ -44,7 +44,7 @@ for ax, (model, table) in zip(axes[0], tables.items(), strict=True):
     total = sum(table[layer]["count"] for layer in layers)
     style_panel(ax, f"{model}: {total} sink heads", "head", "layer", legend=False)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    layer_axis(ax, layers, "y")
     bar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.12)
     bar.ax.tick_params(labelsize=7)
     bar.set_label("mean attention to key 0", fontsize=7)

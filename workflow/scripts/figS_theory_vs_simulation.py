@@ -40,6 +40,7 @@ for ax, path in zip(axes[0], snakemake.input, strict=True):
     ax.set_title(f"Layer 2, α = {alpha}  (line: theory, dots: simulation)", fontsize=8)
     ax.set_xlabel("Key position", fontsize=8)
     ax.set_ylabel("Layer-2 pre-softmax score", fontsize=8)
+    ax.tick_params(labelsize=7)
     ax.legend(fontsize=6)
 fig.tight_layout()
 save(fig, snakemake.output, snakemake.log)

@@ -18,10 +18,9 @@
 # `results/claims/position.json` (C8b).
 
 # %%
-from matplotlib.ticker import MaxNLocator
 
 from behind_rope.atomic import read_json
-from behind_rope.figures.plotting import plt, save, standalone, style_panel, value
+from behind_rope.figures.plotting import layer_axis, plt, save, standalone, style_panel, value
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
 snakemake = globals().get("snakemake") or standalone("figS_window_depth")
@@ -41,13 +40,14 @@ for ax, check in zip(axes[0], checks, strict=True):
     for kind, (label, marker, colour) in TYPES.items():
         chosen = [layer for layer in layers if rows[layer]["type"] == kind]
         if chosen:
-            rho = f", ρ = {value(check['depth_correlation']):.2f}" if [int(x) for x in chosen] == check["checked_layers"] else ""
+            rho = value(check["depth_correlation"])
+            rho = (f", ρ = {rho:.2f}" if rho == rho else ", ρ: n/a") if [int(x) for x in chosen] == check["checked_layers"] else ""
             ax.plot([int(layer) for layer in chosen], [value(rows[layer]["value"]) for layer in chosen], marker, lw=0,
                     color=colour, markersize=4, label=f"{label}s ({len(chosen)}){rho}")
     window = f"window {check['window']}" if check["window"] is not None else "no window"
     style_panel(ax, f"{check['model']} ({window}): {'passes' if check['passed'] else 'fails'}", "layer",
                 f"mean |log-Z slope|, queries ≥ {check['min_query']}")
     ax.set_ylim(bottom=0)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    layer_axis(ax, layers)
 fig.tight_layout()
 save(fig, snakemake.output, snakemake.log)

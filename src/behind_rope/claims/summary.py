@@ -37,6 +37,8 @@ def summary_lines(claims: dict) -> list[str]:
         for control, result in claim.get("controls", {}).items() if name != "C3" else ():
             if isinstance(result, dict) and "passed" in result:
                 verdict = "FAIL, as it must" if not result["passed"] else "PASS (a control that passes fails the claim)"
+                if result.get("testable") is False:
+                    verdict += ", but it had nothing to test here"
                 lines.append(f"    control {control}: {verdict}")
     return lines
 

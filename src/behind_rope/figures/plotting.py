@@ -95,6 +95,24 @@ def style_panel(ax, title: str, xlabel: str, ylabel: str = "", legend: bool = Tr
         ax.legend(fontsize=6)
 
 
+def layer_axis(ax, layers, axis: str = "x", most: int = 12) -> None:
+    """Integer ticks at the layers drawn (every k-th when there are more than ``most``), the axis spanning them
+    by half a layer on each side whatever the data (what is drawn at a layer stays within 0.5 of it).
+
+    Matplotlib's ``MaxNLocator(integer=True)`` falls back to fractional ticks when fewer than two integers are in
+    view: a panel with one layer, or with no values at all.
+    """
+    layers = sorted({int(layer) for layer in layers})
+    if not layers:
+        return
+    ticks = layers[:: -(-len(layers) // most)]
+    if axis == "x":
+        ax.set_xticks(ticks)
+        ax.set_xlim(layers[0] - 0.5, layers[-1] + 0.5)
+    else:  # rows of an image: its extent already spans the layers
+        ax.set_yticks(ticks)
+
+
 def value(number, transform=float) -> float:
     """A value read from JSON, where NaN was written as null (masked or undefined), ready to plot."""
     return float("nan") if number is None else transform(number)

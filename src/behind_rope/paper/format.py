@@ -70,6 +70,11 @@ def fraction_of_sequence(fraction: float, symbol: str = "S") -> str:
     return f"${symbol}/{round(inverse)}$" if abs(inverse - round(inverse)) < 1e-9 else f"${fraction:g}{symbol}$"
 
 
+def parameter_count(count: int) -> str:
+    """1_777_088_000 -> '1.8 billion', 134_515_008 -> '135 million': a model's size as the text reads it."""
+    return f"{count / 1e9:.1f} billion" if count >= 999.5e6 else f"{count / 1e6:.0f} million"
+
+
 def model_name(name: str) -> str:
     return rf"\texttt{{{tex_escape(name)}}}"
 

@@ -4,7 +4,7 @@ every run: LaTeX from results/claims.json, never typed in."""
 from __future__ import annotations
 
 from behind_rope.claims import ladder
-from behind_rope.paper.format import listing, model_name, models, number, quote_tex, span, verdict
+from behind_rope.paper.format import listing, model_name, models, number, parameter_count, quote_tex, span, verdict
 
 PARTS = (("relative_share", "rel."), ("query_offset_share", "offset"), ("visible_share", "visible"))
 
@@ -301,6 +301,8 @@ def ladder_values(claims: dict) -> dict[str, str]:
     monotone = [f"{name} {how}" for name, how in trends.items() if how != "mixed"]
     return {
         "ladder.models": models(order),
+        "ladder.count": f"{number(len(order))} model{'s' if len(order) != 1 else ''}",
+        "ladder.largest": parameter_count(max(mean["parameters"] for mean in means.values())),
         "ladder.family": " ".join(family_sentences) or "No two models here share an architecture.",
         "ladder.trend": ("Along all the models, smallest to largest, "
                          + (", ".join(monotone) + " with every step; the other measures go up and down."

@@ -153,7 +153,7 @@ def _c8a_stance(claim: dict, args: dict) -> tuple[str, str]:
         reasons.append(f"the fall of $|\\bar R|$ stays within the noise at {listing(counts)}")
     if measured["simulation"]["passed"]:
         found["simulation"] = UNDECIDED
-        reasons.append("the parameter-free simulation, which has no residual stream, falls as much")
+        reasons.append("the parameter-free simulation, which has no learned weights, falls as much")
     return _worst(found, reasons, passing)
 
 

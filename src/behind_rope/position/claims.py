@@ -132,8 +132,9 @@ def _bands(effects: dict) -> dict:
     bands = {}
     for group, members in groups.items():
         ratios = [e["ratio"] for _, e in members]
+        flipped = any(e["sign_flipped"] for _, e in members)  # a sign flip is not a removal: no fraction removed
         bands[group] = {"members": [n for n, _ in members], "ratio_band": [min(ratios), max(ratios)],
-                        "fraction_removed_band": [1 - max(ratios), 1 - min(ratios)],
+                        "fraction_removed_band": None if flipped else [1 - max(ratios), 1 - min(ratios)],
                         "sign_flips": sum(e["sign_flipped"] for _, e in members),
                         "removes": sum(e["removes"] for _, e in members)}
     return bands
@@ -221,7 +222,7 @@ def claim_c8a(metrics: dict, runs: dict, simulation_runs: dict, layers, floor_mu
         "component of absolute position at early queries.",
         "threshold": f"at every NTK factor, |R| (signed first-key component at early queries, mean over layers "
         f"{list(layers)}) falls by > {floor_multiple:g} split-half floors, in every model scaled; the NTK simulation, "
-        "which has no residual stream of its own, fails the same check",
+        "which has no learned weights, fails the same check",
         "measured": {"models": models, "simulation": simulation},
         "controls": {"the simulation with NTK": {"passed": simulation["passed"]}},
         "noise_floor": {"what": "the larger split-half |R_A - R_B| of the two runs compared, per factor",
@@ -248,10 +249,17 @@ def window_depth(arrays: dict, metadata: dict, min_query: int, min_depth_correla
     correlation = spearman([int(layer) for layer in checked], values)
     window = metadata.get("sliding_window") if sliding else None
     binds = window is None or min_query >= window
+    # Recorded, deciding nothing: the sliding-window layers against the global ones at the same queries.
+    by_type = {}
+    for kind in dict.fromkeys(row["type"] for row in rows.values()):
+        members = [layer for layer, row in rows.items() if row["type"] == kind]
+        by_type[kind] = {"layers": [int(layer) for layer in members], "mean_value": _mean([rows[m]["value"] for m in members]),
+                         "mean_floor": _mean([rows[m]["floor"] for m in members])}
     return {"passed": bool(binds and correlation >= min_depth_correlation and above > len(checked) / 2),
             "checked_layers": [int(layer) for layer in checked], "checked": "sliding-window layers" if sliding else "every layer",
             "depth_correlation": correlation, "layers_above_floor": int(above), "window": window, "window_binds": binds,
-            "min_query": min_query, "seq_len": int(np.asarray(arrays["log_z"]).shape[-1]), "layers": rows}
+            "min_query": min_query, "seq_len": int(np.asarray(arrays["log_z"]).shape[-1]), "by_type": by_type,
+            "layers": rows}
 
 
 def claim_c8b(scores, metadata, runs: dict, simulation_runs: dict, min_query: int, min_depth_correlation: float,
@@ -344,7 +352,10 @@ def claim_c9(scores, patching: dict, runs: dict, layers, sink_from_query: int, s
         "sink_heads": sink_heads,
         "sink_head_counts": {model: {layer: row["count"] for layer, row in table.items()}
                              for model, table in sink_heads.items()},
-        "controls": {f"{model}: middle position patched": {"passed": m["middle"]["passed"]} for model, m in models.items()},
+        # Without sink heads in the checked layers the control has nothing to change: it fails, but tests nothing.
+        "controls": {f"{model}: middle position patched": {
+            "passed": m["middle"]["passed"],
+            "testable": any(row["sink_heads"] for row in m["middle"]["layers"].values())} for model, m in models.items()},
         "noise_floor": {"what": "the same patch from an input with the same first token (a closed system: no change), "
                         "mean over the sink heads, per layer",
                         **{model: {layer: row["floor"] for layer, row in m["position0"]["layers"].items()}
