@@ -294,6 +294,16 @@ def test_criterion_commits_of_the_real_repository(monkeypatch):
     assert [command[3] for command in calls] == ["log", "cat-file"]  # not a git call per claim or commit
 
 
+def test_every_deciding_path_of_every_claim_names_a_setting_of_the_config():
+    """A misspelt depends_on key would read as missing at every commit, and its setting would change unseen."""
+    files = [ROOT / "config/config.yaml", ROOT / "config/claims.yaml"]
+    config = preregistration._overlay_all(load_yaml(file.read_text()) for file in files)
+    missing = {name: [path for path, value in zip(paths, preregistration._values(config, paths), strict=True) if value is None]
+               for name in config["claims"] for paths in [deciding_paths(config, name)]}
+    assert {name: paths for name, paths in missing.items() if paths} == {}
+    assert all(config["claims"][name].get("depends_on") for name in config["claims"])  # every claim says what it runs on
+
+
 @pytest.mark.skipif(not _is_checkout(ROOT), reason="the repository is not a git checkout")
 def test_every_committed_change_of_a_criterion_has_a_row_in_the_history(monkeypatch):
     """A commit that changes a claim's runs, controls, criteria or measures must say why, in
