@@ -18,7 +18,6 @@
 # `results/claims/position.json` (C8b).
 
 # %%
-
 from behind_rope.atomic import read_json
 from behind_rope.figures.plotting import layer_axis, plt, save, standalone, style_panel, value
 
@@ -40,10 +39,11 @@ for ax, check in zip(axes[0], checks, strict=True):
     for kind, (label, marker, colour) in TYPES.items():
         chosen = [layer for layer in layers if rows[layer]["type"] == kind]
         if chosen:
-            rho = value(check["depth_correlation"])
-            rho = (f", ρ = {rho:.2f}" if rho == rho else ", ρ: n/a") if [int(x) for x in chosen] == check["checked_layers"] else ""
+            rho = value(check["depth_correlation"])  # NaN when the checked layers have no values
+            shown = f"ρ = {rho:.2f}" if rho == rho else "ρ: n/a"
+            note = f", {shown}" if [int(x) for x in chosen] == check["checked_layers"] else ""
             ax.plot([int(layer) for layer in chosen], [value(rows[layer]["value"]) for layer in chosen], marker, lw=0,
-                    color=colour, markersize=4, label=f"{label}s ({len(chosen)}){rho}")
+                    color=colour, markersize=4, label=f"{label}s ({len(chosen)}){note}")
     window = f"window {check['window']}" if check["window"] is not None else "no window"
     style_panel(ax, f"{check['model']} ({window}): {'passes' if check['passed'] else 'fails'}", "layer",
                 f"mean |log-Z slope|, queries ≥ {check['min_query']}")
