@@ -48,7 +48,8 @@ def _claim_line(claims: dict, name: str) -> str:
     controls = claim.get("controls") if name != "C3" else None
     if controls:
         line += " Controls (each must fail): " + "; ".join(
-            f"{control} {'FAIL' if not result['passed'] else 'PASS, so the claim fails'}" for control, result in controls.items()) + "."
+            f"{control} {'FAIL' if not result['passed'] else 'PASS, so the claim fails'}"
+            + (" (nothing to test here)" if result.get("testable") is False else "") for control, result in controls.items()) + "."
     return line
 
 
@@ -269,7 +270,10 @@ def position_table(claims: dict) -> str:
                  f"rank correlation with depth {_number(check['depth_correlation'], '.2f')}, "
                  f"{check['layers_above_floor']} of {len(check['checked_layers'])} layers above the floors; mean abs(slope) "
                  + ", ".join(f"{layer}{'s' if row['type'] == 'sliding_attention' else ''}: {_number(row['value'], '.3f')}"
-                             for layer, row in check["layers"].items()) + f" ({_verdict(check['passed'])})"]
+                             for layer, row in check["layers"].items()) + f" ({_verdict(check['passed'])}); by type "
+                 "(recorded): " + ", ".join(f"{kind} layers {_number(row['mean_value'], '.3f')} against a floor of "
+                                            f"{_number(row['mean_floor'], '.3f')} ({len(row['layers'])} layers)"
+                                            for kind, row in check["by_type"].items())]
     rows += [line for name in ("C6", "C7", "C8a", "C8b", "C9") for line in ("", _claim_line(claims, name))]
     return "\n".join(rows)
 
