@@ -43,12 +43,12 @@ for r, model in enumerate(models):
             ax.bar(layers, share, bottom=bottom, color=colour, width=0.85, label=name)
             bottom += share
         ax.set_ylim(0, 1)
-        ax.set_title(f"{model}: {label}", fontsize=8)
+        ax.set_title(label, fontsize=8)  # the model names its row, on the left: long names would touch
         ax.set_xlabel("layer", fontsize=8)
         ax.tick_params(labelsize=7)
         layer_axis(ax, layers)
         if c == 0:
-            ax.set_ylabel("share of variance", fontsize=8)
+            ax.set_ylabel(f"{model}\nshare of variance", fontsize=8)
 # Above the panels: the stacked shares fill every bar to 1, so a legend inside any panel covers some.
 fig.legend(*axes[0, 0].get_legend_handles_labels(), fontsize=7, loc="upper center", ncol=len(PARTS), frameon=False)
 fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
