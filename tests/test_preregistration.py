@@ -280,10 +280,15 @@ def _is_checkout(root: Path) -> bool:
 
 
 @pytest.mark.skipif(not _is_checkout(ROOT), reason="the repository is not a git checkout")
+def real_config() -> dict:
+    """This checkout's config.yaml with claims.yaml over it, as the pre-registration reads them."""
+    files = [ROOT / "config/config.yaml", ROOT / "config/claims.yaml"]
+    return preregistration._overlay_all(load_yaml(file.read_text()) for file in files if file.exists())
+
+
 def test_criterion_commits_of_the_real_repository(monkeypatch):
     monkeypatch.delenv("GIT_CEILING_DIRECTORIES", raising=False)
-    files = [ROOT / "config/config.yaml", ROOT / "config/claims.yaml"]
-    config = preregistration._overlay_all(load_yaml(file.read_text()) for file in files if file.exists())
+    config = real_config()
     paths = {name: deciding_paths(config, name) for name in config["claims"]}
     calls = []
     run = subprocess.run
@@ -296,11 +301,14 @@ def test_criterion_commits_of_the_real_repository(monkeypatch):
 
 def test_every_deciding_path_of_every_claim_names_a_setting_of_the_config():
     """A misspelt depends_on key would read as missing at every commit, and its setting would change unseen."""
-    files = [ROOT / "config/config.yaml", ROOT / "config/claims.yaml"]
-    config = preregistration._overlay_all(load_yaml(file.read_text()) for file in files)
-    missing = {name: [path for path, value in zip(paths, preregistration._values(config, paths), strict=True) if value is None]
-               for name in config["claims"] for paths in [deciding_paths(config, name)]}
-    assert {name: paths for name, paths in missing.items() if paths} == {}
+    config = real_config()
+    missing = {}
+    for name in config["claims"]:
+        paths = deciding_paths(config, name)
+        unset = [path for path, value in zip(paths, preregistration._values(config, paths), strict=True) if value is None]
+        if unset:
+            missing[name] = unset
+    assert missing == {}
     assert all(config["claims"][name].get("depends_on") for name in config["claims"])  # every claim says what it runs on
 
 

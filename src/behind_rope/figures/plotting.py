@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import matplotlib
@@ -105,7 +106,7 @@ def layer_axis(ax, layers, axis: str = "x", most: int = 12) -> None:
     layers = sorted({int(layer) for layer in layers})
     if not layers:
         return
-    ticks = layers[:: -(-len(layers) // most)]
+    ticks = layers[:: math.ceil(len(layers) / most)]
     if axis == "x":
         ax.set_xticks(ticks)
         ax.set_xlim(layers[0] - 0.5, layers[-1] + 0.5)

@@ -132,10 +132,10 @@ def _bands(effects: dict) -> dict:
     bands = {}
     for group, members in groups.items():
         ratios = [e["ratio"] for _, e in members]
-        flipped = any(e["sign_flipped"] for _, e in members)  # a sign flip is not a removal: no fraction removed
+        flips = sum(e["sign_flipped"] for _, e in members)  # a sign flip is not a removal: no fraction removed
         bands[group] = {"members": [n for n, _ in members], "ratio_band": [min(ratios), max(ratios)],
-                        "fraction_removed_band": None if flipped else [1 - max(ratios), 1 - min(ratios)],
-                        "sign_flips": sum(e["sign_flipped"] for _, e in members),
+                        "fraction_removed_band": None if flips else [1 - max(ratios), 1 - min(ratios)],
+                        "sign_flips": flips,
                         "removes": sum(e["removes"] for _, e in members)}
     return bands
 
