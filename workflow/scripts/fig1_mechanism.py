@@ -38,7 +38,7 @@ panels = [
 fig, axes = plt.subplots(1, 3, figsize=(10, 3.3))
 for ax, (title, matrix) in zip(axes, panels, strict=True):
     shown = np.where(np.tril(np.ones_like(matrix)) > 0, matrix, np.nan)
-    heatmap(ax, shown, 0, 1, title, CMAP)
+    heatmap(ax, shown, 0, 1, title, CMAP, label="value (printed in each cell)")
     ax.set_xticks(range(1, toy["n"] + 1))
     ax.set_yticks(range(1, toy["n"] + 1))
     for i in range(toy["n"]):

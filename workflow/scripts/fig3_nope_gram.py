@@ -29,11 +29,23 @@ from behind_rope.figures.plotting import below_diagonal, heatmap, quantile_limit
 snakemake = globals().get("snakemake") or standalone("fig3_nope_gram")
 
 # %%
+# The panels' titles live here, with the drawing: retitling a panel reruns only this script.
+TITLES = {
+    "a": "$YY^T$ ($Y$ = RMSNorm of the layer-1 input)",
+    "b": r"$QK^T/\sqrt{d}$ (layer 1)",
+    "c": "$(AV)(AV)^T$",
+    "d": "$(AVW_O)(AVW_O)^T$",
+    "e": "$OO^T$ ($O = AVW_O + X$)",
+    "f": "LN$(O)$ LN$(O)^T$",
+    "g": "$X'X'^T$ ($X'$ = FFN(LN$(O)$) + $O$)",
+    "h": "$Y'Y'^T$ (normed input of layer 2)",
+    "i": r"$QK^T/\sqrt{d}$ (layer 2)",
+}
 gram = read_npz(snakemake.input[0])
 print("recomputation check:", json.loads(str(gram["check"]))["max_abs_gap"])
 fig, axes = plt.subplots(3, 3, figsize=(10.5, 9.5))
-for ax, (name, title) in zip(axes.flat, json.loads(str(gram["titles"])).items(), strict=True):
-    heatmap(ax, gram[name], *quantile_limits([below_diagonal(gram[name])]), f"({name}) {title}")
+for ax, (name, title) in zip(axes.flat, TITLES.items(), strict=True):
+    heatmap(ax, gram[name], *quantile_limits([below_diagonal(gram[name])]), f"({name}) {title}", label="mean entry")
 fig.suptitle(f"Trained NoPE twin, layer 1 into layer 2 ({int(gram['sequences'])} held-out sequences)", fontsize=11)
 fig.tight_layout()
 save(fig, snakemake.output, snakemake.log)

@@ -55,14 +55,13 @@ def gram(args) -> None:
     import numpy as np
     import torch
 
-    from behind_rope.twins.gram import PANELS, gram_matrices
+    from behind_rope.twins.gram import gram_matrices
     from behind_rope.twins.model import load_twin
 
     torch.set_num_threads(args.threads)
     inputs = torch.from_numpy(np.load(args.tokens))
     panels, check = gram_matrices(load_twin(args.model_dir), inputs)
-    # The titles travel with the panels, so the figure script needs neither torch nor transformers.
-    atomic.write_npz(args.output, **panels, titles=json.dumps(PANELS), check=json.dumps(check), sequences=len(inputs))
+    atomic.write_npz(args.output, **panels, check=json.dumps(check), sequences=len(inputs))
     print(f"Gram matrices: recomputation agrees with the forward pass: {check['max_abs_gap']}")
 
 

@@ -21,8 +21,9 @@ CMAP.set_bad("white")  # masked (NaN) entries stay blank
 
 
 def heatmap(ax, scores: np.ndarray, vmin: float, vmax: float, title: str = "", cmap=CMAP, colorbar=True,
-            seq_len: int | None = None):
-    """One score matrix, queries on rows and keys on columns, positions shown 1-based.
+            seq_len: int | None = None, label: str = "mean pre-softmax score"):
+    """One score matrix, queries on rows and keys on columns, positions shown 1-based; ``label`` names the
+    colour bar's quantity.
 
     ``seq_len`` labels the axes when ``scores`` is a block-mean reduction of a longer sequence.
     """
@@ -36,6 +37,7 @@ def heatmap(ax, scores: np.ndarray, vmin: float, vmax: float, title: str = "", c
     if colorbar:
         bar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
         bar.ax.tick_params(labelsize=7)
+        bar.set_label(label, fontsize=7)
         # Vector, not Matplotlib's rasterised default: in a PDF each rasterised colorbar costs a bitmap
         # the size of the whole figure, seconds per file in the appendix's grids of 60 panels.
         bar.solids.set_rasterized(False)

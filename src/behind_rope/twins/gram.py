@@ -12,17 +12,7 @@ import torch
 
 from behind_rope.llm.extract import record_scores, repeat_kv
 
-PANELS = {
-    "a": "Y Yᵀ (Y = RMSNorm of the layer-1 input)",
-    "b": "Q Kᵀ/√d (layer 1)",
-    "c": "(AV)(AV)ᵀ",
-    "d": "(AV W_O)(AV W_O)ᵀ",
-    "e": "O Oᵀ (O = AV W_O + X)",
-    "f": "LN(O) LN(O)ᵀ",
-    "g": "X' X'ᵀ (X' = FFN(LN(O)) + O)",
-    "h": "Y' Y'ᵀ (normed input of layer 2)",
-    "i": "Q Kᵀ/√d (layer 2)",
-}
+PANELS = "abcdefghi"  # in the paper's order; what each shows: workflow/scripts/fig3_nope_gram.py
 
 
 class RecomputationMismatch(AssertionError):
