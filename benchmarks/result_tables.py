@@ -274,6 +274,15 @@ def position_table(claims: dict) -> str:
                  "(recorded): " + ", ".join(f"{kind} layers {_number(row['mean_value'], '.3f')} against a floor of "
                                             f"{_number(row['mean_floor'], '.3f')} ({len(row['layers'])} layers)"
                                             for kind, row in check["by_type"].items())]
+    rows += ["", "C9, recorded and deciding nothing, per model: by layer, the effect on the even / odd sequences; and with "
+             "the sink heads chosen on the even sequences, the effect on the odd ones (their floor): " + "; ".join(
+                 f"{model} " + ", ".join(
+                     f"L{layer}: {_number(row['effect_halves'][0], '.3f')} / {_number(row['effect_halves'][1], '.3f')}"
+                     for layer, row in result["position0"]["layers"].items()) + " | held out "
+                 + ", ".join(f"L{layer} ({len(row['sink_heads'])} heads): {_number(row['effect'], '.3f')} "
+                             f"({_number(row['floor'], '.1e')})" for layer, row in result["held_out"]["layers"].items())
+                 + f", the rule met in {result['held_out']['layers_meeting_rule']} layers"
+                 for model, result in c9["models"].items())]
     rows += [line for name in ("C6", "C7", "C8a", "C8b", "C9") for line in ("", _claim_line(claims, name))]
     return "\n".join(rows)
 

@@ -138,8 +138,14 @@ def test_patching_position_0_from_the_same_first_token_changes_nothing():
     assert effects["queries_from"] == 9 and len(effects["patches"]["middle"]["layers"]["2"]["log_z_change"]) == 4
     in_batches = patching_effects(model, tokens, [2], control_position=8, batch_size=3)  # memory stays flat
     for name, patch in effects["patches"].items():
-        np.testing.assert_allclose(in_batches["patches"][name]["layers"]["2"]["head_output_change"],
-                                   patch["layers"]["2"]["head_output_change"], rtol=1e-4, atol=1e-6)
+        for key in ("head_output_change", "head_output_change_halves"):
+            np.testing.assert_allclose(in_batches["patches"][name]["layers"]["2"][key], patch["layers"]["2"][key],
+                                       rtol=1e-4, atol=1e-6)
+    # Each half alone (the even sequences, then the odd ones, each with its own donors) gives its own change.
+    halves = effects["patches"]["position0"]["layers"]["2"]["head_output_change_halves"]
+    assert halves[0] != halves[1]
+    whole = np.asarray(effects["patches"]["position0"]["layers"]["2"]["head_output_change"])
+    assert np.all((whole >= np.minimum(*halves) - 1e-6) & (whole <= np.maximum(*halves) + 1e-6))
 
 
 @pytest.mark.parametrize("architecture", ["llama", "qwen2", "gemma3_text"])
@@ -293,11 +299,15 @@ def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_w
     assert not decide(16, control="s2/long")["passed"]  # the model without a window rises too: the control passes
 
 
-def _patching(position0, middle, floor=1e-7):
-    def patch(value, position):
-        return {"position": position, "layers": {str(layer): {"head_output_change": [value, 0.0], "log_z_change": [0.1, 0.0]}
+def _patching(position0, middle, floor=1e-7, half_b=None):
+    def patch(value, position, half_b=None):
+        halves = [[value, 0.0], [value if half_b is None else half_b, 0.0]]
+        return {"position": position, "layers": {str(layer): {"head_output_change": [value, 0.0],
+                                                              "head_output_change_halves": halves,
+                                                              "log_z_change": [0.1, 0.0]}
                                                  for layer in (2, 3, 4)}}
-    return {"patches": {"position0": patch(position0, 0), "position0_same_first": patch(floor, 0), "middle": patch(middle, 8)},
+    return {"patches": {"position0": patch(position0, 0, half_b), "position0_same_first": patch(floor, 0),
+                        "middle": patch(middle, 8)},
             "queries_from": 9, "closed_system": {"same_first_token": [0.0], "different_first_tokens": [0.0, 0.3],
                                                   "first_token": "<bos>"}}
 
@@ -305,7 +315,7 @@ def _patching(position0, middle, floor=1e-7):
 def test_c9_needs_the_sink_heads_to_read_position_0_and_not_the_middle():
     sink = np.zeros((4, 2, 32))
     sink[:, 0] = 0.9  # head 0 of every layer is a sink head
-    scores = {"m/first": {"sink": sink, "layers": np.arange(1, 5)}}
+    scores = {"m/first": {"sink": sink, "sink_half_a": sink, "layers": np.arange(1, 5)}}
     settings = dict(layers=[2, 3, 4], sink_from_query=16, sink_min_attention=0.5, min_relative_change=0.1,
                     floor_multiple=2.0, min_layers=2, max_closed_system_gap=1e-5)
     passed = claim_c9(scores.get, {"m": _patching(0.5, 0.01)}, {"m": "m/first"}, **settings)
@@ -314,6 +324,13 @@ def test_c9_needs_the_sink_heads_to_read_position_0_and_not_the_middle():
     assert not claim_c9(scores.get, {"m": _patching(0.05, 0.01)}, {"m": "m/first"}, **settings)["passed"]  # too small
     assert not claim_c9(scores.get, {"m": _patching(0.5, 0.01, floor=0.3)}, {"m": "m/first"}, **settings)["passed"]  # noise
     assert passed["controls"]["m: middle position patched"] == {"passed": False, "testable": True}
+    # Recorded, deciding nothing: the heads chosen on half A, the patch measured on half B.
+    held_out = passed["measured"]["models"]["m"]["held_out"]
+    assert held_out["rule_met"] and held_out["layers"]["2"]["sink_heads"] == [0]
+    assert passed["measured"]["models"]["m"]["position0"]["layers"]["2"]["effect_halves"] == [0.5, 0.5]
+    weak_on_b = claim_c9(scores.get, {"m": _patching(0.5, 0.01, half_b=0.05)}, {"m": "m/first"}, **settings)
+    assert weak_on_b["passed"] and not weak_on_b["measured"]["models"]["m"]["held_out"]["rule_met"]
+    assert weak_on_b["measured"]["models"]["m"]["held_out"]["layers"]["3"]["effect"] == 0.05
     sink[:] = 0.1  # no sink heads: nothing reads position 0
     without = claim_c9(scores.get, {"m": _patching(0.5, 0.01)}, {"m": "m/first"}, **settings)
     assert not without["passed"]

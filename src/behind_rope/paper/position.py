@@ -378,6 +378,9 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
     middle = [row["effect"] for r in m9.values() for row in r["middle"]["layers"].values() if row["sink_heads"]]
     floors = [row["floor"] for r in m9.values() for row in r["position0"]["layers"].values() if row["sink_heads"]]
     counts = claims["C9"]["sink_heads"]
+    held_out = {m: r["held_out"] for m, r in m9.items()}
+    spreads = [abs(row["effect_halves"][0] - row["effect_halves"][1])
+               for r in m9.values() for row in r["position0"]["layers"].values() if row["sink_heads"]]
     values |= {
         "c9.layers": listing(c9_args["layers"]), "c9.sink_from_query": str(c9_args["sink_from_query"]),
         "c9.sink_min_attention": number(c9_args["sink_min_attention"]),
@@ -387,7 +390,10 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         "c9.models_failed": models([m for m, r in m9.items() if not r["passed"]]),
         "c9.sink_heads": listing(f"{model_name(m)} {sum(counts[m][layer]['count'] for layer in layers9)} of "
                                  f"{sum(counts[m][layer]['of'] for layer in layers9)}" for m in m9),
-        "c9.effect": span(effects), "c9.middle_effect": span(middle),
+        "c9.effect": span(effects), "c9.middle_effect": span(middle), "c9.sampling_spread": span(spreads),
+        "c9.held_out_effect": span(row["effect"] for h in held_out.values() for row in h["layers"].values()
+                                   if row["sink_heads"]),
+        "c9.held_out": listing(f"{h['layers_meeting_rule']} for {model_name(m)}" for m, h in held_out.items()),
         "c9.floor": _scientific_span(floors),
         "c9.middle_passing": models([m for m, r in m9.items() if r["middle"]["passed"]]),
         "c9.middle_position": listing(sorted({str(r["middle_position"]) for r in m9.values()}, key=int)),

@@ -309,16 +309,25 @@ def sink_head_table(sink: np.ndarray, layer_numbers, from_query: int, min_attent
 
 
 def patch_check(patching: dict, sinks: dict, patch: str, layers, min_relative_change: float, floor_multiple: float,
-                min_layers: int) -> dict:
-    """Does patching ``patch`` change the sink heads' outputs in at least ``min_layers`` of ``layers``?"""
+                min_layers: int, half: int | None = None) -> dict:
+    """Does patching ``patch`` change the sink heads' outputs in at least ``min_layers`` of ``layers``?
+
+    With ``half`` (0 or 1), the effect and its floor are those of that half of the sequences only.  Each layer also
+    records the effect on either half (``effect_halves``), whose difference is the effect's sampling spread.
+    """
+    def mean_over(heads, row, key="head_output_change"):
+        values = row[key] if half is None else row[f"{key}_halves"][half]
+        return _mean([values[h] for h in heads])
+
     rows = {}
     for layer in layers:
         heads = sinks[str(layer)]["heads"]
         changes = patching["patches"][patch]["layers"][str(layer)]
         floors = patching["patches"]["position0_same_first"]["layers"][str(layer)]
-        effect = _mean([changes["head_output_change"][h] for h in heads])
-        floor = _mean([floors["head_output_change"][h] for h in heads])
+        effect, floor = mean_over(heads, changes), mean_over(heads, floors)
         rows[str(layer)] = {"sink_heads": heads, "effect": effect, "floor": floor,
+                            "effect_halves": [_mean([values[h] for h in heads])
+                                              for values in changes["head_output_change_halves"]],
                             "log_z_change_sink_heads": _mean([changes["log_z_change"][h] for h in heads]),
                             "log_z_change_all_heads": _mean(changes["log_z_change"]),
                             "supports": bool(heads) and effect >= min_relative_change and effect > floor_multiple * floor}
@@ -336,10 +345,20 @@ def claim_c9(scores, patching: dict, runs: dict, layers, sink_from_query: int, s
         check = {patch: patch_check(patching[model], sink_heads[model], patch, layers, min_relative_change,
                                     floor_multiple, min_layers) for patch in ("position0", "middle")}
         closed = _closed(patching[model]["closed_system"], max_closed_system_gap)
+        # Recorded, deciding nothing: the sink heads chosen on half A of the sequences and the patch measured on
+        # half B, so that the heads are not chosen on the sequences they are tested on.
+        chosen_on_a = sink_head_table(arrays["sink_half_a"], arrays["layers"], sink_from_query, sink_min_attention)
+        held_out = patch_check(patching[model], chosen_on_a, "position0", layers, min_relative_change, floor_multiple,
+                               min_layers, half=1)
         models[model] = {"passed": check["position0"]["passed"] and closed["passed"] and not check["middle"]["passed"],
                          "position0": check["position0"], "middle": check["middle"], "closed_system": closed,
                          "queries_from": patching[model]["queries_from"],
-                         "middle_position": patching[model]["patches"]["middle"]["position"]}
+                         "middle_position": patching[model]["patches"]["middle"]["position"],
+                         "held_out": {"what": "recorded, deciding nothing: sink heads chosen on half A (even sequences), "
+                                      "the patch measured on half B (odd), by the same rule",
+                                      "rule_met": held_out["passed"], "layers_meeting_rule": held_out["layers_supporting"],
+                                      "layers": {layer: {key: row[key] for key in ("sink_heads", "effect", "floor")}
+                                                 for layer, row in held_out["layers"].items()}}}
     return {
         "statement": "Position 0 evolves as a closed system, and attention-sink heads read it: patching its residual "
         "state changes the sink heads' outputs at later queries; patching a mid-sequence position does not.",

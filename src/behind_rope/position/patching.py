@@ -15,7 +15,9 @@ Three patches per layer:
 - ``middle``: the state of the middle position from the next sequence, the control.
 
 The change of each head's mean log Z at those queries (the mask's part, as claim C6 measures it) is
-recorded beside it.  Sink heads are chosen by the claims step from the score run's per-head sink.
+recorded beside it, and so is the output change on each half of the sequences (even and odd, the score
+recorder's halves), for the sampling spread.  Sink heads are chosen by the claims step from the score
+run's per-head sink.
 """
 
 from __future__ import annotations
@@ -116,10 +118,12 @@ def patched(states: torch.Tensor, position: int, state: torch.Tensor) -> torch.T
     return states
 
 
-def squares_per_head(values: torch.Tensor, heads: int, queries: slice) -> torch.Tensor:
-    """Per head, the sum of squares over ``queries`` of (batch, S, heads x head_dim) outputs."""
+def squares_per_head(values: torch.Tensor, heads: int, queries: slice, halves: torch.Tensor) -> torch.Tensor:
+    """Per half and head, (2, heads): the sum of squares over ``queries`` of (batch, S, heads x head_dim) outputs,
+    the rows of each half (``halves``: 0 or 1 per row) summed apart."""
     batch, seq_len, width = values.shape
-    return values[:, queries].reshape(batch, -1, heads, width // heads).double().pow(2).sum(dim=(0, 1, 3))
+    per_row = values[:, queries].reshape(batch, -1, heads, width // heads).double().pow(2).sum(dim=(1, 3))
+    return torch.stack([per_row[halves == half].sum(0) for half in (0, 1)])
 
 
 @torch.no_grad()
@@ -130,7 +134,7 @@ def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_pos
     first), as the pre-registration (config/claims.yaml, C9) says.
 
     Returns, per patch and layer, every head's output change and log Z change at the queries after
-    ``control_position``.
+    ``control_position``, and the output change on each half of the sequences (even and odd index).
     """
     model.set_attn_implementation(SCORES)
     device = next(model.parameters()).device
@@ -143,6 +147,7 @@ def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_pos
     for start in range(0, count, batch_size or count):
         rows = torch.arange(start, min(start + (batch_size or count), count))
         batch, donor = tokens[rows].to(device), tokens[(rows + 1) % count].to(device)
+        halves = (rows % 2).to(device)  # half A: the even sequences of the whole run, as the score recorder's
         base_inputs, base_outputs, base = _forward(model, batch, last)
         donor_inputs, _, _ = _forward(model, donor, last)
         # The donor's first token dropped: another position 0.  Under the mask position 0's state depends on
@@ -156,15 +161,19 @@ def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_pos
                 start = (index, patched(base_inputs[index], position, states[name][index][:, position]))
                 _, outputs, log_z = _forward(model, batch, index, start)
                 total = sums[(name, layer)]
-                total["change"] = total["change"] + squares_per_head(outputs[index] - base_outputs[index], heads, later)
-                total["norm"] = total["norm"] + squares_per_head(base_outputs[index], heads, later)
+                total["change"] = total["change"] + squares_per_head(outputs[index] - base_outputs[index], heads, later,
+                                                                     halves)
+                total["norm"] = total["norm"] + squares_per_head(base_outputs[index], heads, later, halves)
                 total["log_z"] = total["log_z"] + log_z[index]
         if progress is not None:
             progress.update(len(rows))
+    def relative(change, norm):
+        return (change / norm.clamp(min=1e-30)).sqrt().cpu().tolist()
+
     effects = {name: {"position": position, "layers": {
         str(layer): {
-            "head_output_change": (sums[(name, layer)]["change"] / sums[(name, layer)]["norm"].clamp(min=1e-30)).sqrt()
-            .cpu().tolist(),
+            "head_output_change": relative(sums[(name, layer)]["change"].sum(0), sums[(name, layer)]["norm"].sum(0)),
+            "head_output_change_halves": relative(sums[(name, layer)]["change"], sums[(name, layer)]["norm"]),
             "log_z_change": ((sums[(name, layer)]["log_z"] - base_log_z[layer]) / count)[:, later].abs().mean(-1).tolist(),
         } for layer in layers}} for name, position in positions.items()}
     return {"patches": effects, "queries_from": control_position + 1, "sequences": count,
