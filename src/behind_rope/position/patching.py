@@ -167,6 +167,7 @@ def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_pos
                 total["log_z"] = total["log_z"] + log_z[index]
         if progress is not None:
             progress.update(len(rows))
+
     def relative(change, norm):
         return (change / norm.clamp(min=1e-30)).sqrt().cpu().tolist()
 
