@@ -390,7 +390,7 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         "c9.models_failed": models([m for m, r in m9.items() if not r["passed"]]),
         "c9.sink_heads": listing(f"{model_name(m)} {sum(counts[m][layer]['count'] for layer in layers9)} of "
                                  f"{sum(counts[m][layer]['of'] for layer in layers9)}" for m in m9),
-        "c9.effect": span(effects), "c9.middle_effect": span(middle), "c9.sampling_spread": span(spreads),
+        "c9.effect": span(effects), "c9.middle_effect": span(middle), "c9.sampling_spread": span(spreads, 3),
         "c9.held_out_effect": span(row["effect"] for h in held_out.values() for row in h["layers"].values()
                                    if row["sink_heads"]),
         "c9.held_out": listing(f"{h['layers_meeting_rule']} for {model_name(m)}" for m, h in held_out.items()),
