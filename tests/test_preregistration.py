@@ -279,13 +279,13 @@ def _is_checkout(root: Path) -> bool:
     return done.returncode == 0 and done.stdout.strip() == "true"
 
 
-@pytest.mark.skipif(not _is_checkout(ROOT), reason="the repository is not a git checkout")
 def real_config() -> dict:
     """This checkout's config.yaml with claims.yaml over it, as the pre-registration reads them."""
     files = [ROOT / "config/config.yaml", ROOT / "config/claims.yaml"]
     return preregistration._overlay_all(load_yaml(file.read_text()) for file in files if file.exists())
 
 
+@pytest.mark.skipif(not _is_checkout(ROOT), reason="the repository is not a git checkout")
 def test_criterion_commits_of_the_real_repository(monkeypatch):
     monkeypatch.delenv("GIT_CEILING_DIRECTORIES", raising=False)
     config = real_config()
