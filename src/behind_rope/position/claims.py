@@ -315,8 +315,8 @@ def patch_check(patching: dict, sinks: dict, patch: str, layers, min_relative_ch
     With ``half`` (0 or 1), the effect and its floor are those of that half of the sequences only.  Each layer also
     records the effect on either half (``effect_halves``), whose difference is the effect's sampling spread.
     """
-    def mean_over(heads, row, key="head_output_change"):
-        values = row[key] if half is None else row[f"{key}_halves"][half]
+    def mean_over(heads, row, half=half):
+        values = row["head_output_change"] if half is None else row["head_output_change_halves"][half]
         return _mean([values[h] for h in heads])
 
     rows = {}
@@ -326,8 +326,7 @@ def patch_check(patching: dict, sinks: dict, patch: str, layers, min_relative_ch
         floors = patching["patches"]["position0_same_first"]["layers"][str(layer)]
         effect, floor = mean_over(heads, changes), mean_over(heads, floors)
         rows[str(layer)] = {"sink_heads": heads, "effect": effect, "floor": floor,
-                            "effect_halves": [_mean([values[h] for h in heads])
-                                              for values in changes["head_output_change_halves"]],
+                            "effect_halves": [mean_over(heads, changes, half=part) for part in (0, 1)],
                             "log_z_change_sink_heads": _mean([changes["log_z_change"][h] for h in heads]),
                             "log_z_change_all_heads": _mean(changes["log_z_change"]),
                             "supports": bool(heads) and effect >= min_relative_change and effect > floor_multiple * floor}
