@@ -227,15 +227,14 @@ def test_history_markdown_escapes_pipes_and_joins_lines():
     assert all(len(re.findall(r"(?<!\\)\|", line)) == 7 for line in lines)
 
 
-def test_history_latex_escapes_text_and_fits_the_text_width():
+def test_history_latex_escapes_text_and_gives_one_entry_per_change():
     row = {"commit": "def5678", "date": "2026-11-23", "claims": ["C3", "C5a"], "change": "min_locality >= 90% & more",
            "why": "cost $5 #1", "after_results": "cannot be shown", "evidence": ""}
-    latex = history_latex([row])
-    assert r"\begin{longtable}" in latex and r"\end{longtable}" in latex and r"\small" in latex
-    assert r"def5678 & 2026-11-23 & C3, C5a & min\_locality $\geq$ 90\% \& more & cost \$5 \#1 & cannot be shown \\" in latex
-    widths = [float(width) for width in re.findall(r"p\{([0-9.]+)in\}", latex)]
-    separation = float(re.search(r"\\tabcolsep\}\{([0-9.]+)pt\}", latex).group(1)) * 2 * len(widths) / 72.27
-    assert len(widths) == 6 and sum(widths) + separation <= 6.3
+    latex = history_latex([row, {**row, "commit": "abc1234"}])
+    assert r"\begin{description}" in latex and r"\end{description}" in latex and r"\small" in latex
+    assert r"\item[{def5678, 2026-11-23, C3, C5a.}] \emph{What changed:} min\_locality $\geq$ 90\% \& more" in latex
+    assert r"\par\emph{Why:} cost \$5 \#1" in latex and r"\par\emph{Written after results?} cannot be shown" in latex
+    assert latex.count(r"\item[") == 2
 
 
 def test_unrecorded_changes_finds_a_criterion_change_without_a_row(tmp_path):

@@ -21,9 +21,8 @@ CONFIG_FILES = ("config/config.yaml", "config/claims.yaml")
 HISTORY_PATH = "config/criteria_history.yaml"
 CLAIM_PARTS = ("runs", "controls", "criteria", "depends_on")
 UNKNOWN, UNCOMMITTED = "unknown", "uncommitted"
-# (header, LaTeX column width): 5.8 in of columns + 12 x 3 pt of column separation = 6.3 in of text width.
-COLUMNS = (("commit", "0.6in"), ("date", "0.75in"), ("claims", "0.6in"), ("what changed", "1.75in"),
-           ("why", "1.2in"), ("written after results?", "0.9in"))
+# The Markdown table's columns; the paper prints the same fields as one entry per change.
+COLUMNS = ("commit", "date", "claims", "what changed", "why", "written after results?")
 
 
 def deciding_paths(claims_config: dict, name: str) -> list[str]:
@@ -99,26 +98,25 @@ def load_history(root: Path, path: str = HISTORY_PATH) -> list[dict]:
 
 def history_markdown(rows) -> str:
     """The history as a Markdown table (docs/results.md), one row per change."""
-    lines = ["| " + " | ".join(header for header, _ in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for row in rows:
         lines.append("| " + " | ".join(_markdown_cell(cell) for cell in _cells(row)) + " |")
     return "\n".join(lines) + "\n"
 
 
 def history_latex(rows) -> str:
-    """The history as a LaTeX longtable (the paper's appendix) that fits a 6.3 in text width.
+    """The history for the paper's appendix: one entry per change, its commit, date and claims as the label.
 
-    Needs the longtable and array packages; the narrower column separation is kept inside a group.
+    An entry's text flows over pages; as table rows, each several inches tall, they left most pages half empty.
     """
-    spec = "".join(rf">{{\raggedright\arraybackslash}}p{{{width}}}" for _, width in COLUMNS)
     from behind_rope.paper.format import tex_escape  # here, so the workflow's parse does not depend on it
 
-    header = " & ".join(rf"\textbf{{{tex_escape(name)}}}" for name, _ in COLUMNS) + r" \\"
-    lines = [r"{\small", r"\setlength{\tabcolsep}{3pt}", rf"\begin{{longtable}}{{{spec}}}", r"\hline", header, r"\hline",
-             r"\endfirsthead", r"\hline", header, r"\hline", r"\endhead", r"\hline", r"\endfoot"]
+    lines = [r"{\small", r"\begin{description}"]
     for row in rows:
-        lines.append(" & ".join(tex_escape(_flat(cell)) for cell in _cells(row)) + r" \\")
-    lines += [r"\end{longtable}", "}"]
+        commit, date, claims, change, why, after = (tex_escape(_flat(cell)) for cell in _cells(row))
+        lines += [rf"\item[{{{commit}, {date}, {claims}.}}] \emph{{What changed:}} {change}",
+                  rf"\par\emph{{Why:}} {why}", rf"\par\emph{{Written after results?}} {after}"]
+    lines += [r"\end{description}", "}"]
     return "\n".join(lines) + "\n"
 
 

@@ -375,7 +375,7 @@ def git_commit(root: Path) -> str:
 def write_paper_inputs(claims: dict, training: dict, data_stats: dict, settings: dict, commit: str,
                        output_dir: Path, history: str) -> dict[str, str]:
     """Write numbers.tex, the tables, claims_table.html, the appendices and the figure environments of
-    every section.  ``history`` is the criteria history as a LaTeX longtable (preregistration.history_latex)."""
+    every section.  ``history`` is the criteria history in LaTeX (preregistration.history_latex)."""
     values = claim_values(claims, settings) | scale_values(settings, training, data_stats, commit)
     numbers = HEADER + "".join(f"\\defval{{{key}}}{{{text}}}\n" for key, text in sorted(values.items()))
     entries = settings["entries"]
