@@ -32,7 +32,7 @@ snakemake = globals().get("snakemake") or standalone("figS_log_z_growth")
 c6 = read_json(snakemake.input[0])["C6"]
 measured, simulation = c6["measured"], c6["measured"]["simulation"]
 ratio = measured["min_slope_ratio"]  # the threshold the claim was decided with
-SYMLOG_TICKS = [-50, -20, -10, -5, -2, -1, 0, 0.5, 1, 2, 5, 10, 20, 50]
+SYMLOG_TICKS = [-100, -10, -1, -0.5, 0, 0.5, 1, 10, 100]  # one per decade beyond 1: 2 and 5 crowded the labels
 RUNS = [("probe", "C0", "o", "full", -0.17), ("no_mask", "C1", "o", "none", 0.17)]  # key, colour, marker, fill, offset
 
 fig, axes = plt.subplots(1, len(measured["models"]), figsize=(3.6 * len(measured["models"]), 3.3), squeeze=False)
@@ -55,6 +55,7 @@ for ax, (model, result) in zip(axes[0], measured["models"].items(), strict=True)
     drawn = [abs(value(b)) for key in ("probe", "no_mask") for row in result[key]["layers"].values() for b in row["slopes"]]
     if max(drawn, default=0) > 3:  # a few heads reach slopes of tens: linear up to 1 only, logarithmic beyond
         ax.set_yscale("symlog", linthresh=1, linscale=2)
+        ax.autoscale_view()  # the limits of the new scale, so that every point stays in view
         low, high = ax.get_ylim()
         ax.set_yticks([t for t in SYMLOG_TICKS if low <= t <= high])
         ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
