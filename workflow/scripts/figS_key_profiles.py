@@ -37,8 +37,12 @@ for ax, score_path, metrics_path in zip(axes[0], scores, metrics, strict=True):
     ax.axvspan(1, max(1, seq_len // 10), color="0.92")
     for k in range(layers):
         line, = ax.plot(range(1, seq_len), profiles[k, 1:], lw=0.8, label=f"layer {k + 1}")
-        ax.plot([0], [rows[k]["sink"]], "*", color=line.get_color(), markersize=8)
+        if rows[k]["sink"] is not None:  # None (NaN) where a sliding window hides key 0 from every late query
+            ax.plot([0], [rows[k]["sink"]], "*", color=line.get_color(), markersize=8)
+    hidden = [str(k + 1) for k in range(layers) if rows[k]["sink"] is None]
+    sink_note = f"no ★ in layers {', '.join(hidden)}: the window hides key 0 from late queries" if hidden else ""
     ax.set_xscale("symlog", linthresh=10)
-    style_panel(ax, f"{metadata(data)['model']} (★ key 0, the sink)", "key position", "key profile (residual column mean)")
+    style_panel(ax, f"{metadata(data)['model']} (★ key 0, the sink)" + (f"\n{sink_note}" if sink_note else ""),
+                "key position", "key profile (residual column mean)")
 fig.tight_layout()
 save(fig, snakemake.output, snakemake.log)
