@@ -35,11 +35,13 @@ for ax, score_path, metrics_path in zip(axes[0], scores, metrics, strict=True):
     profiles = key_profile(decompose(data["mean_scores"][:layers]).residual)
     seq_len = profiles.shape[-1]
     ax.axvspan(1, max(1, seq_len // 10), color="0.92")
+    hidden = []  # layers whose sink is None (NaN): a sliding window hides key 0 from every late query
     for k in range(layers):
         line, = ax.plot(range(1, seq_len), profiles[k, 1:], lw=0.8, label=f"layer {k + 1}")
-        if rows[k]["sink"] is not None:  # None (NaN) where a sliding window hides key 0 from every late query
+        if rows[k]["sink"] is None:
+            hidden.append(str(k + 1))
+        else:
             ax.plot([0], [rows[k]["sink"]], "*", color=line.get_color(), markersize=8)
-    hidden = [str(k + 1) for k in range(layers) if rows[k]["sink"] is None]
     sink_note = f"no ★ in layers {', '.join(hidden)}: the window hides key 0 from late queries" if hidden else ""
     ax.set_xscale("symlog", linthresh=10)
     style_panel(ax, f"{metadata(data)['model']} (★ key 0, the sink)" + (f"\n{sink_note}" if sink_note else ""),
