@@ -16,8 +16,7 @@ import seaborn as sns  # noqa: E402
 from behind_rope.atomic import atomic_path, read_npz  # noqa: E402
 from behind_rope.maths.blocks import DRAWN_GRID, block_mean  # noqa: E402
 
-CMAP = sns.color_palette("rocket", as_cmap=True)
-CMAP.set_bad("white")  # masked (NaN) entries stay blank
+CMAP = sns.color_palette("rocket", as_cmap=True).with_extremes(bad="white")  # masked (NaN) entries stay blank
 
 
 def heatmap(ax, scores: np.ndarray, vmin: float, vmax: float, title: str = "", cmap=CMAP, colorbar=True,
@@ -158,8 +157,69 @@ def standalone(name: str):
                            log=[], rule=name)
 
 
+def _clipped_data(ax):
+    """(label, points, marker diameter in points) of each line and scatter of ``ax`` placed in data
+    coordinates and clipped to the panel; error-bar caps left out (their reach is the bar's, not a point's)."""
+    from matplotlib.collections import PathCollection
+    from matplotlib.container import ErrorbarContainer
+
+    caps = {id(cap) for container in ax.containers if isinstance(container, ErrorbarContainer) for cap in container[1]}
+    for line in ax.get_lines():
+        if line.get_visible() and line.get_clip_on() and id(line) not in caps and line.get_transform() == ax.transData:
+            marker = line.get_marker() not in (None, "", " ", "None", "none")
+            yield line.get_label(), line.get_xydata(), line.get_markersize() if marker else 0.0
+    for collection in ax.collections:
+        if (isinstance(collection, PathCollection) and collection.get_visible() and collection.get_clip_on()
+                and collection.get_offset_transform() == ax.transData):  # a scatter: its sizes are areas, in points²
+            yield collection.get_label(), collection.get_offsets(), float(np.sqrt(np.max(collection.get_sizes(),
+                                                                                         initial=0.0)))
+
+
+def points_outside_panels(fig) -> list[str]:
+    """Where ``fig`` draws data that its panel clips, wholly or in part: one sentence per curve or scatter
+    with such points, none when every point and its marker are in view.
+
+    Checked: the points of lines and scatters placed in data coordinates and clipped to their panel, each
+    with its marker (a point on the panel's edge loses half its marker).  Not checked: what is meant to
+    reach beyond the panel (drawn with ``clip_on=False``), error-bar caps, reference lines (``axhline``),
+    shaded bands, images and text.  On a log axis a value <= 0 cannot be drawn: it counts as outside.
+    Call it once the layout is final (after ``tight_layout``): it measures in the figure's pixels.
+    """
+    pixels_per_point = fig.dpi / 72
+    problems = []
+    for number, ax in enumerate(fig.axes, start=1):
+        if not ax.get_visible():
+            continue
+        xlim, ylim = ax.get_xlim(), ax.get_ylim()  # reading them settles any pending autoscaling
+        ax.apply_aspect()  # an image's panel shrinks to its aspect when drawn
+        box = ax.get_window_extent()
+        for curve, (label, points, marker_size) in enumerate(_clipped_data(ax), start=1):
+            label = f"curve {curve}" if label.startswith("_") else repr(label)  # Matplotlib's own names: "_child3"
+            points = np.ma.filled(np.ma.asarray(points, dtype=float), np.nan).reshape(-1, 2)
+            points = points[np.isfinite(points).all(axis=1)]
+            with np.errstate(divide="ignore", invalid="ignore"):  # a log axis maps values <= 0 to nowhere
+                x, y = ax.transData.transform(points).T if len(points) else (np.empty(0), np.empty(0))
+            reach = max(marker_size * pixels_per_point / 2 - 0.5, 0.0)  # half a pixel of the marker may go
+            clipped = (~np.isfinite(x) | ~np.isfinite(y) | (x - reach < box.x0) | (x + reach > box.x1)
+                       | (y - reach < box.y0) | (y + reach > box.y1))
+            if clipped.any():
+                first = ", ".join(f"{v:g}" for v in points[clipped][0])
+                problems.append(f"panel {number} ({ax.get_title() or 'untitled'!r}), {label}: {clipped.sum()} of "
+                                f"{len(points)} points outside or on the edge of x {tuple(map(float, xlim))}, "
+                                f"y {tuple(map(float, ylim))}, the first at ({first})")
+    return problems
+
+
 def save(fig, outputs, log=()) -> None:
-    """Write the figure to every output path (PDF and PNG), atomically; list them in the log."""
+    """Write the figure to every output path (PDF and PNG), atomically; list them in the log.
+
+    A figure that would clip some of its data (:func:`points_outside_panels`) is not written: the error
+    names the panel and the points, so its limits can be widened or the clipping drawn on purpose.
+    """
+    problems = points_outside_panels(fig)
+    if problems:
+        plt.close(fig)
+        raise ValueError(f"{outputs[0]} would hide data drawn outside its panels:\n  " + "\n  ".join(problems))
     for path in outputs:
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=Path(path).suffix.lstrip("."), dpi=150, bbox_inches="tight")
