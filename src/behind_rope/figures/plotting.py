@@ -204,7 +204,8 @@ def points_outside_panels(fig) -> list[str]:
                        | (y - reach < box.y0) | (y + reach > box.y1))
             if clipped.any():
                 first = ", ".join(f"{v:g}" for v in points[clipped][0])
-                problems.append(f"panel {number} ({ax.get_title() or 'untitled'!r}), {label}: {clipped.sum()} of "
+                title = ax.get_title().replace("\n", " ") or "untitled"
+                problems.append(f"panel {number} ({title!r}), {label}: {clipped.sum()} of "
                                 f"{len(points)} points outside or on the edge of x {tuple(map(float, xlim))}, "
                                 f"y {tuple(map(float, ylim))}, the first at ({first})")
     return problems
