@@ -67,5 +67,6 @@ def test_a_marker_on_the_edge_of_a_symlog_panel_with_the_linear_scales_limits_is
         plt.close(fig)
         return problems
 
-    assert len(panel(rescale=False)) == 1 and "curve 1: 1 of 3 points" in panel(rescale=False)[0]
+    problems = panel(rescale=False)
+    assert len(problems) == 1 and "curve 1: 1 of 3 points" in problems[0]
     assert panel(rescale=True) == []

@@ -198,7 +198,7 @@ def points_outside_panels(fig) -> list[str]:
             points = np.ma.filled(np.ma.asarray(points, dtype=float), np.nan).reshape(-1, 2)
             points = points[np.isfinite(points).all(axis=1)]
             with np.errstate(divide="ignore", invalid="ignore"):  # a log axis maps values <= 0 to nowhere
-                x, y = ax.transData.transform(points).T if len(points) else (np.empty(0), np.empty(0))
+                x, y = ax.transData.transform(points).T
             reach = max(marker_size * pixels_per_point / 2 - 0.5, 0.0)  # half a pixel of the marker may go
             clipped = (~np.isfinite(x) | ~np.isfinite(y) | (x - reach < box.x0) | (x + reach > box.x1)
                        | (y - reach < box.y0) | (y + reach > box.y1))
