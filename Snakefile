@@ -34,10 +34,17 @@ rule all:
         "paper/build/main.pdf",
 
 
+onstart:
+    if config["warm_start"] and warm_start.worthwhile(workflow, HEAVY_ENV):
+        warm_start.start()
+
+
 onsuccess:
+    warm_start.stop()
     print_summary("results/claims.json")
     cancel_idle_rechecks()
 
 
 onerror:
+    warm_start.stop()
     cancel_idle_rechecks()

@@ -16,6 +16,7 @@ import re
 import sys
 from datetime import datetime
 
+WARM_START_SERVER = "warm-start server (imports torch and transformers once for the steps it forks)"
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 RULE = re.compile(r"^(?:local)?rule (\w+):$")
 FINISHED = re.compile(r"^Finished jobid: (\d+) ")
@@ -94,8 +95,12 @@ def process_cpu(lines: list[str]) -> dict[str, dict[str, float]]:
                     key=lambda r: r["children_user"] + r["children_system"], default=None)
     if snakemake is None:
         raise ValueError("the process log has no Snakemake process: was the run started with `python -m snakemake`?")
+    # The warm-start server of a local run (behind_rope.pipeline.warm_start): the steps it forks are jobs.
+    servers = [r for r in records if _program(r["argv"]).endswith("pipeline/warm_start.py")]
+    launchers = {snakemake["pid"], *(server["pid"] for server in servers)}
     logged = {r["pid"] for r in records}
-    jobs = [r for r in records if r is not snakemake and (r["ppid"] == snakemake["pid"] or r["ppid"] not in logged)]
+    jobs = [r for r in records if r is not snakemake and r not in servers
+            and (r["ppid"] in launchers or r["ppid"] not in logged)]
     totals: dict[str, dict[str, float]] = {}
 
     def add(name, processes, user, system):
@@ -104,12 +109,17 @@ def process_cpu(lines: list[str]) -> dict[str, dict[str, float]]:
         total["cpu_s"] += user + system
         total["system_s"] += system
 
-    for job in jobs:
-        add(_step(job["argv"]), 1, job["user"] + job["children_user"], job["system"] + job["children_system"])
+    for job in jobs:  # a job that handed its step to a fork is not another process of that step
+        add(_step(job["argv"]), 0 if job.get("handed_over") else 1, job["user"] + job["children_user"],
+            job["system"] + job["children_system"])
+    for server in servers:
+        add(WARM_START_SERVER, 1, server["user"], server["system"])
     add("Snakemake itself", 1, snakemake["user"], snakemake["system"])
     add("Snakemake's other children (shells, LaTeX, the solver; Python's exits after a process logged its CPU)", 0,
-        snakemake["children_user"] - sum(j["user"] + j["children_user"] for j in jobs),
-        snakemake["children_system"] - sum(j["system"] + j["children_system"] for j in jobs))
+        snakemake["children_user"] - sum(j["user"] + j["children_user"] for j in jobs + servers)
+        + sum(server["children_user"] for server in servers),
+        snakemake["children_system"] - sum(j["system"] + j["children_system"] for j in jobs + servers)
+        + sum(server["children_system"] for server in servers))
     return dict(sorted(totals.items(), key=lambda item: -item[1]["cpu_s"]))
 
 

@@ -5,7 +5,9 @@ The default run misses its 900 s target by more than engineering has left to win
 script prices each option from a kept cold run (`run_benchmarks.py --keep DIR`) and reads that run's
 claims.json for what it would cost:
 
-- CPU seconds: the per-job CPU seconds of the run's `benchmark:` files (lower bounds: Snakemake samples);
+- CPU seconds: the per-job CPU seconds of the run's `benchmark:` files (lower bounds: Snakemake samples).
+  A step that started warm (behind_rope.pipeline.warm_start) ran outside its job's processes, which its
+  file does not see, so the run must start every step cold: `run_benchmarks.py --cold-starts --keep DIR`;
 - the claims: for fewer documents or sequences, the split-half reliabilities the claims need, predicted
   by the Spearman-Brown formula (halves of half the size: r / (2 - r)) from the run's own values; for
   fewer seeds or steps, what C3's pre-registered rule and the twins' training record say; for the largest
@@ -143,13 +145,18 @@ def options(run: Path, config: dict) -> list[tuple[str, dict[Path, float], str]]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", type=Path, required=True, help="a finished cold run (run_benchmarks.py --keep DIR)")
+    parser.add_argument("--run", type=Path, required=True,
+                        help="a finished cold run (run_benchmarks.py --cold-starts --keep DIR)")
     parser.add_argument("--summary", type=Path, default=ROOT / "results/benchmarks/summary.json",
                         help="the same cold run's summary (run_benchmarks.py writes it): its exact CPU time")
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args()
     if not (args.run / "results/claims.json").is_file():
         raise SystemExit(f"Error: {args.run}/results/claims.json is missing; give --run a finished default run.")
+    warm_log = args.run / ".snakemake" / "warm_start.log"
+    if warm_log.is_file() and "warm: " in warm_log.read_text():
+        raise SystemExit(f"Error: {args.run} started steps warm ({warm_log}), and their `benchmark:` files do not see "
+                         "them; keep a run that starts every step cold: run_benchmarks.py --cold-starts --keep DIR.")
     from behind_rope.config import load
 
     rows = options(args.run, load())

@@ -4,12 +4,13 @@ clone of the repository, so that the run's claims name the commit of each criter
     python benchmarks/run_benchmarks.py                 # print the tables, write results/benchmarks/summary.json
     python benchmarks/run_benchmarks.py --update-docs   # also refresh the tables of docs/results.md
     python benchmarks/run_benchmarks.py --keep DIR      # keep the cold run's copy in DIR (its results, its log)
+    python benchmarks/run_benchmarks.py --cold-starts   # every step of the cold run imports torch itself (for less_work.py)
 
 Measures: a cold run of the whole DAG at the default scale (ending with the PDF), with the CPU time
 of every job it ran divided by (wall time x cores), this machine's matrix-product speed before and
 after it (the CPU under a shared machine can change from day to day), the exact CPU time per step
 and of Snakemake itself (every Python process logs its own, benchmarks/process_log), the wall and
-sampled CPU time per rule (from the `benchmark:` files) and the run's critical path (from its log,
+sampled CPU time per rule (from the `benchmark:` files, which do not see the steps that started warm) and the run's critical path (from its log,
 benchmarks/dag_profile.py); a no-op rerun; rebuilding one figure after its script changed (a
 simulation figure and Figure 3); rebuilding the paper after a result changed; the arXiv tarball;
 the twins' training throughput and peak memory and the time to dequantise the GGUF models (from the
@@ -41,6 +42,7 @@ from cpu_floor import single_matmul_rate  # noqa: E402
 from dag_profile import critical_path, describe, describe_cpu, parse_log, process_cpu, run_start  # noqa: E402
 from result_tables import write_tables  # noqa: E402
 from scheduler import watched_run  # noqa: E402
+from warm_start import warm_steps  # noqa: E402
 
 from behind_rope.atomic import write_json  # noqa: E402
 from results_doc import update  # noqa: E402
@@ -64,7 +66,7 @@ def rule_times(work: Path) -> dict[str, dict[str, float]]:
         total["jobs"] += 1
         total["s"] += float(row["s"])
         total["cpu_time"] += float(row["cpu_time"] or 0)
-    return dict(sorted(totals.items(), key=lambda item: -item[1]["cpu_time"]))
+    return dict(sorted(totals.items(), key=lambda item: -item[1]["s"]))
 
 
 def peak_rss_mb(command, cwd) -> tuple[float, float]:
@@ -81,10 +83,9 @@ def peak_rss_mb(command, cwd) -> tuple[float, float]:
 
 def training_measurements(work: Path, twin: str) -> dict:
     metrics = json.loads((work / "results" / "training" / twin / "metrics.json").read_text())
-    with open(work / "results" / "benchmarks" / "train" / f"{twin}.tsv") as handle:
-        benchmark = next(csv.DictReader(handle, delimiter="\t"))
+    # The training process's own peak (a warm-started step is not among its job's processes, which `benchmark:` sees).
     return {"tokens_per_second": metrics["tokens_per_second"], "train_seconds": metrics["train_seconds"],
-            "peak_rss_mb": float(benchmark["max_rss"]), "device": metrics["device"], "dtype": metrics["dtype"]}
+            "peak_rss_mb": metrics["peak_rss_mb"], "device": metrics["device"], "dtype": metrics["dtype"]}
 
 
 def workflow_in_a_clone(destination: Path) -> Path:
@@ -122,6 +123,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--update-docs", action="store_true", help="rewrite the tables of docs/results.md")
     parser.add_argument("--keep", help="keep the cold run's copy of the workflow here")
+    parser.add_argument("--cold-starts", action="store_true",
+                        help="start every step of the cold run cold (--config warm_start=False): benchmark: files "
+                             "then see every step's CPU time, as benchmarks/less_work.py needs")
     args = parser.parse_args()
     snakemake = [sys.executable, "-m", "snakemake", "--cores", "all"]
     cores = len(os.sched_getaffinity(0))
@@ -133,7 +137,10 @@ def main() -> None:
         # Every Python process of the cold run logs its exact CPU time (benchmarks/process_log).
         process_log = work / "processes.jsonl"
         hook = os.pathsep.join(filter(None, [str(ROOT / "benchmarks" / "process_log"), os.environ.get("PYTHONPATH")]))
-        cold = watched_run(snakemake, work, env=os.environ | {"PYTHONPATH": hook, "BEHIND_ROPE_PROCESS_LOG": str(process_log)})
+        starts = ["--config", "warm_start=False"] if args.cold_starts else []
+        cold = watched_run([*snakemake, *starts], work,
+                           env=os.environ | {"PYTHONPATH": hook, "BEHIND_ROPE_PROCESS_LOG": str(process_log)})
+        warm, refused = warm_steps(work)
         steps = process_cpu(process_log.read_text().splitlines())
         full, cpu, kernel, own = cold["wall_s"], cold["cpu_s"], cold["system_cpu_s"], cold["snakemake_cpu_s"]
         log = max((work / ".snakemake" / "log").glob("*.snakemake.log"), key=lambda p: p.stat().st_mtime).read_text()
@@ -170,7 +177,7 @@ def main() -> None:
         "machine": f"{cores} cores",
         "matmul_gflops_before": speed_before, "matmul_gflops_after": speed_after,
         "full_default_run_s": full, "full_default_run_cpu_s": cpu, "full_default_run_kernel_cpu_s": kernel,
-        "full_default_run_snakemake_cpu_s": own,
+        "full_default_run_snakemake_cpu_s": own, "warm_steps": warm, "refused_warm_steps": refused,
         "cpu_use": cpu / (full * cores), "results_gb": results_gb,
         "noop_rerun_s": noop, "single_figure_after_edit_s": figure, "fig3_after_edit_s": fig3,
         "paper_after_changed_claims_s": paper, "paper_tarball_s": tarball, "training": training, "rules": rules, "steps": steps,
@@ -192,6 +199,8 @@ def main() -> None:
         f"{cpu / (full * cores):.2f} | >= 0.85 |",
         f"| of that CPU time, in the kernel (page faults, I/O) | {kernel:.0f} s | |",
         f"| of that CPU time, Snakemake itself (scheduling, checks, `benchmark:` sampling) | {own:.0f} s | |",
+        f"| steps that started warm, as forks of the run's warm-start server (`warm_start`) / that it refused | "
+        f"{warm} / {refused} | |",
         f"| this machine's speed before / after the cold run: one 2048 x 2048 float32 matrix product "
         f"(`cpu_floor.single_matmul_rate`) | {describe_speed(speed_before)} / {describe_speed(speed_after)} | |",
         f"| dequantising the GGUF models (`cache_llm`, all models) | {rules.get('cache_llm', {}).get('s', 0):.0f} s | <= 60 s |",
@@ -209,14 +218,14 @@ def main() -> None:
         f"| the same in one chunk of 100,000 | {single_mb:.0f} MB in {single_s:.0f} s "
         f"(chunked/one-chunk memory ratio {chunked_mb / single_mb:.2f}, time ratio {chunked_s / single_s:.2f}) | |",
     ])
-    per_rule = "\n".join(["| rule | jobs | wall s (summed) | CPU s (summed) |", "|---|---|---|---|",
-                          *(f"| {rule} | {t['jobs']} | {t['s']:.0f} | {t['cpu_time']:.0f} |" for rule, t in rules.items())])
+    per_rule = "\n".join(["| rule | jobs | wall s (summed) |", "|---|---|---|",
+                          *(f"| {rule} | {t['jobs']} | {t['s']:.0f} |" for rule, t in rules.items())])
     print(table, describe_cpu(steps), per_rule, describe(path, started), sep="\n\n")
     if args.update_docs:
         note = f"_Measured by `python benchmarks/run_benchmarks.py --update-docs` on {summary['machine']}._\n\n"
         update("benchmarks", note + table
                + "\n\nWhere the CPU time went, per step (exact: each process's own, from benchmarks/process_log):\n\n"
-               + describe_cpu(steps) + "\n\nPer rule, with wall times (from the `benchmark:` files, which sample):\n\n"
+               + describe_cpu(steps) + "\n\nPer rule, the wall times of its jobs (from the `benchmark:` files):\n\n"
                + per_rule + "\n\nThe critical path of the cold run (from its log):\n\n" + describe(path, started))
         write_tables(claims, "the same default-scale run")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from dag_profile import process_cpu  # noqa: E402
+from dag_profile import WARM_START_SERVER, process_cpu  # noqa: E402
 
 
 def test_every_python_process_of_a_run_logs_its_cpu_time(tmp_path):
@@ -23,9 +23,9 @@ def test_every_python_process_of_a_run_logs_its_cpu_time(tmp_path):
     assert second["children_user"] >= first["user"]
 
 
-def record(pid, ppid, argv, user, children_user=0.0):
+def record(pid, ppid, argv, user, children_user=0.0, handed_over=False):
     return json.dumps({"pid": pid, "ppid": ppid, "argv": argv, "user": user, "system": 0.0,
-                       "children_user": children_user, "children_system": 0.0})
+                       "children_user": children_user, "children_system": 0.0, "handed_over": handed_over})
 
 
 def test_cpu_is_summed_per_step_with_the_children_each_job_waited_for():
@@ -46,3 +46,18 @@ def test_cpu_is_summed_per_step_with_the_children_each_job_waited_for():
     # Of its 10.5 s of children, the jobs account for 8: the rest went to shells, the solver, LaTeX.
     assert totals["Snakemake's other children (shells, LaTeX, the solver; Python's exits after a process logged its CPU)"]["cpu_s"] == 2.5
     assert "download" not in totals
+
+
+def test_a_step_forked_by_the_warm_start_server_counts_once_for_its_step():
+    lines = [
+        record(5, 2, ["/x/behind_rope/__main__.py", "scores"], 0.25, handed_over=True),  # the job, under a shell (2)
+        record(4, 3, ["/x/behind_rope/__main__.py", "scores"], 5.0),  # the fork that ran its step
+        record(6, 1, ["/x/behind_rope/__main__.py", "scores"], 7.0),  # a step that started cold
+        record(3, 1, ["/x/src/behind_rope/pipeline/warm_start.py", "/tmp/socket", "1"], 3.0, children_user=5.5),
+        record(1, 0, ["/venv/snakemake/__main__.py", "--cores"], 1.0, children_user=17.0),
+    ]
+    totals = process_cpu(lines)
+    assert totals["scores"] == {"processes": 2, "cpu_s": 12.25, "system_s": 0.0}
+    assert totals[WARM_START_SERVER] == {"processes": 1, "cpu_s": 3.0, "system_s": 0.0}
+    # 17 - 12.25 - 3: what the shells and the server's unlogged children took.
+    assert totals["Snakemake's other children (shells, LaTeX, the solver; Python's exits after a process logged its CPU)"]["cpu_s"] == 1.75

@@ -5,11 +5,11 @@ from __future__ import annotations
 import gc
 import sys
 
-from behind_rope.cli import claims, data, paper, position, scores, simulation, theory, training  # noqa: F401
-from behind_rope.cli.common import build_parser
-
 
 def main(argv=None) -> None:
+    from behind_rope.cli import claims, data, paper, position, scores, simulation, theory, training  # noqa: F401
+    from behind_rope.cli.common import build_parser
+
     args = build_parser(__doc__).parse_args(argv)
     from behind_rope.data.fetch import FetchError
     from behind_rope.paper.latex import LatexMissing
@@ -38,4 +38,8 @@ def run_without_collector(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(run_without_collector())
+    # During a local run, a fork of the run's warm-start server takes the step (behind_rope.pipeline.warm_start).
+    from behind_rope.pipeline.warm_start import delegate
+
+    status = delegate(sys.argv[1:])
+    sys.exit(run_without_collector() if status is None else status)

@@ -25,6 +25,7 @@ from behind_rope.config import ConfigError, validate
 from behind_rope.figures import table as figure_table
 from behind_rope.paper.document import settings_from_config as paper_settings
 from behind_rope.pipeline import rules as rule_helpers
+from behind_rope.pipeline import warm_start
 from behind_rope.pipeline.allocator import job_environment
 from behind_rope.pipeline.codedigest import script_code, step_code
 from behind_rope.pipeline.rules import cancel_idle_rechecks, names, verbatim
