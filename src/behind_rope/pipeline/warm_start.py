@@ -23,6 +23,7 @@ import glob
 import importlib
 import json
 import os
+import runpy
 import select
 import shutil
 import signal
@@ -140,11 +141,11 @@ def _run_step(request: dict, fds: list[int]) -> None:
     sys.stdin = open(0, closefd=False)
     sys.stdout = open(1, "w", buffering=1 if os.isatty(1) else -1, closefd=False)
     sys.stderr = open(2, "w", buffering=1, closefd=False)
-    from behind_rope.__main__ import run_without_collector
-
+    os.environ.pop(SOCKET_ENV, None)  # this process is the step's: it does not hand it on again
     status = 0
     try:
-        run_without_collector(sys.argv[1:])
+        # What `python -m behind_rope <step>` runs, from its own entry point, as in a fresh process.
+        runpy.run_module("behind_rope", run_name="__main__", alter_sys=True)
     except SystemExit as ended:
         if isinstance(ended.code, int):
             status = ended.code
