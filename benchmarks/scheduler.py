@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,11 +67,26 @@ def watched_run(command, cwd, env=None) -> dict:
             "snakemake_cpu_s": own}
 
 
-def cold_run(options: list[str], config: str) -> dict:
-    """:func:`watched_run` of one cold run of the DAG on a fresh copy of the workflow."""
-    with tempfile.TemporaryDirectory() as scratch:
-        work = copy_workflow(Path(scratch))
-        return watched_run([sys.executable, "-m", "snakemake", "--cores", "all", *options, "--configfile", config], work)
+def side_by_side(settings: dict[str, list[str]], config: str, repeats: int, scratch: Path, keep: bool = False):
+    """{setting: its cold runs} of the DAG, each a :func:`watched_run` on a fresh copy of the workflow under
+    ``scratch``, rotating which setting goes first over ``repeats`` rounds; and, with ``keep``, {setting:
+    the copy of its last run} (without, each copy is removed after its run)."""
+    names = list(settings)
+    runs: dict[str, list[dict]] = {name: [] for name in names}
+    kept: dict[str, Path] = {}
+    for round_ in range(repeats):
+        for name in names[round_ % len(names):] + names[: round_ % len(names)]:
+            if name in kept:
+                shutil.rmtree(kept.pop(name))
+            work = copy_workflow(scratch / f"{round_}-{names.index(name)}")
+            command = [sys.executable, "-m", "snakemake", "--cores", "all", *settings[name], "--configfile", config]
+            runs[name].append(watched_run(command, work))
+            print(name, runs[name][-1], flush=True)
+            if keep:
+                kept[name] = work
+            else:
+                shutil.rmtree(work)
+    return runs, kept
 
 
 def main() -> None:
@@ -80,11 +96,8 @@ def main() -> None:
     parser.add_argument("--update-docs", action="store_true", help="rewrite the table of docs/results.md")
     args = parser.parse_args()
     names = list(SETTINGS)
-    runs: dict[str, list[dict]] = {name: [] for name in names}
-    for round_ in range(args.repeats):
-        for name in names[round_ % len(names):] + names[: round_ % len(names)]:
-            runs[name].append(cold_run(SETTINGS[name], args.config))
-            print(name, runs[name][-1], flush=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        runs, _ = side_by_side(SETTINGS, args.config, args.repeats, Path(scratch))
     best = {name: min(results, key=lambda r: r["cpu_s"]) for name, results in runs.items()}
     baseline = best[names[0]]
     rows = ["| setting | wall s | CPU s, whole run | CPU s, Snakemake itself | Snakemake's CPU / the default's |",

@@ -25,28 +25,14 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from scheduler import watched_run  # noqa: E402
+from scheduler import side_by_side  # noqa: E402
 
-from conftest import copy_workflow  # noqa: E402
+from conftest import arrays, comparable  # noqa: E402
 from results_doc import update  # noqa: E402
 
 SETTINGS = {"cold starts (warm_start: false)": ["--config", "warm_start=False"], "warm starts (the default)": []}
-# What a result records about the run rather than the science: times, memory, where it ran.
-RUN_KEYS = {"tokens_per_second", "train_seconds", "peak_rss_mb", "seconds", "wall_seconds", "peak_memory_mb",
-            "criterion_commit", "elapsed_s"}
-
-
-def science(value):
-    """``value`` (parsed JSON) without what records the run rather than the science."""
-    if isinstance(value, dict):
-        return {key: science(item) for key, item in value.items() if key not in RUN_KEYS}
-    if isinstance(value, list):
-        return [science(item) for item in value]
-    return value
-
-
 def differences(first: Path, second: Path) -> tuple[int, list[str]]:
-    """(files compared, those that differ) between the result files of two runs."""
+    """(files compared, those that differ in any bit) between the result files of two runs."""
     compared, differ = 0, []
     for path in sorted(first.glob("results/**/*")):
         relative = path.relative_to(first)
@@ -57,17 +43,21 @@ def differences(first: Path, second: Path) -> tuple[int, list[str]]:
         if not other.exists():
             differ.append(f"{relative} (missing)")
         elif path.suffix == ".json":
-            if science(json.loads(path.read_text())) != science(json.loads(other.read_text())):
+            if comparable(json.loads(path.read_text())) != comparable(json.loads(other.read_text())):
                 differ.append(str(relative))
-        elif path.suffix == ".npz":
-            with np.load(path) as a, np.load(other) as b:
-                if set(a.files) != set(b.files) or any(
-                        not np.array_equal(a[name], b[name], equal_nan=a[name].dtype.kind == "f") for name in a.files
-                        if a[name].dtype.kind not in "US"):
-                    differ.append(str(relative))
-        elif path.read_bytes() != other.read_bytes():
+        elif path.suffix == ".safetensors":
+            if path.read_bytes() != other.read_bytes():
+                differ.append(str(relative))
+        elif not all(same_array(want, got) for _, want, got in arrays(path, other)):
             differ.append(str(relative))
     return compared, differ
+
+
+def same_array(want: np.ndarray, got: np.ndarray) -> bool:
+    """Equal in every bit; a score file's JSON metadata (a string) without its timings."""
+    if want.dtype.kind in "US":
+        return comparable(json.loads(str(want))) == comparable(json.loads(str(got)))
+    return np.array_equal(want, got, equal_nan=want.dtype.kind == "f")
 
 
 def warm_steps(workdir: Path) -> tuple[int, int]:
@@ -84,17 +74,8 @@ def main() -> None:
     parser.add_argument("--update-docs", action="store_true", help="rewrite the table of docs/results.md")
     args = parser.parse_args()
     names = list(SETTINGS)
-    runs: dict[str, list[dict]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as scratch:
-        kept = {}
-        for round_ in range(args.repeats):
-            for name in names[round_ % 2:] + names[: round_ % 2]:
-                work = copy_workflow(Path(scratch) / f"{round_}-{names.index(name)}")
-                command = [sys.executable, "-m", "snakemake", "--cores", "all", *SETTINGS[name], "--configfile",
-                           args.config]
-                runs[name].append(watched_run(command, work))
-                kept[name] = work
-                print(name, runs[name][-1], flush=True)
+        runs, kept = side_by_side(SETTINGS, args.config, args.repeats, Path(scratch), keep=True)
         compared, differ = differences(kept[names[0]], kept[names[1]])
         warm, refused = warm_steps(kept[names[1]])
     best = {name: min(results, key=lambda r: r["cpu_s"]) for name, results in runs.items()}

@@ -8,12 +8,34 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW_PARTS = ["Snakefile", "profiles", "workflow", "config", "envs", "src", "paper"]
 # Big intermediate files that no test reads again once the smoke run is done.
 HEAVY_RESULTS = ("models", "raw")
+# What a result file records about the run rather than the science: times and memory.
+TIMINGS = {"seconds", "tokens_per_second", "train_seconds", "peak_rss_mb"}
+
+
+def comparable(value):
+    """A result with its timings and the machine-dependent fields left out."""
+    if isinstance(value, dict):
+        return {key: comparable(item) for key, item in value.items() if key not in TIMINGS}
+    if isinstance(value, list):
+        return [comparable(item) for item in value]
+    return value
+
+
+def arrays(path: Path, other: Path):
+    """(name, array here, array there) for each array in two .npy or .npz files."""
+    if path.suffix == ".npy":
+        yield "", np.load(path), np.load(other)
+        return
+    with np.load(path) as want, np.load(other) as got:
+        for name in want.files:
+            yield name, want[name], got[name]
 
 
 def smoke_config() -> dict:

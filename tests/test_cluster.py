@@ -14,7 +14,7 @@ import yaml
 
 from behind_rope.config import load
 from cluster import local_cluster
-from conftest import ROOT, copy_workflow, snakemake
+from conftest import ROOT, arrays, comparable, copy_workflow, snakemake
 from test_workflow import FIGURES
 
 # Score runs of pretrained LLMs ask for a GPU (resources.llm.gpus); those of the twins do not.
@@ -33,9 +33,6 @@ GPU_JOBS = {"llm_scores", "patching"}  # the jobs that run a pretrained LLM
 # file from its params.  Besides them, the rules of the resource groups that say `submit_host: true`.
 ALWAYS_LOCAL = {"all", "paper_settings_json"}
 # Fields that measure the machine and the moment rather than the science: they differ between runs.
-TIMINGS = {"seconds", "tokens_per_second", "train_seconds", "peak_rss_mb"}
-
-
 def rule_groups() -> dict[str, str]:
     """{rule: resource group} for every rule that runs something, read from the rule files.
 
@@ -177,25 +174,6 @@ def slurm_jobs(env, output: str) -> list[dict[str, str]]:
         match = re.match(r"rule_(\w+?)(?:_wildcards_(.*))?$", job["Comment"])
         job["rule"], job["wildcards"] = match[1], match[2] or ""
     return jobs
-
-
-def comparable(value):
-    """A result with its timings and the machine-dependent fields left out."""
-    if isinstance(value, dict):
-        return {key: comparable(item) for key, item in value.items() if key not in TIMINGS}
-    if isinstance(value, list):
-        return [comparable(item) for item in value]
-    return value
-
-
-def arrays(path: Path, other: Path):
-    """(name, array here, array there) for each array in two .npy or .npz files."""
-    if path.suffix == ".npy":
-        yield "", np.load(path), np.load(other)
-        return
-    with np.load(path) as want, np.load(other) as got:
-        for name in want.files:
-            yield name, want[name], got[name]
 
 
 def assert_same_results(ours: Path, reference: Path):
