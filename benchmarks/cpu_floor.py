@@ -6,8 +6,9 @@ much of their time is already the matrix products themselves.  This script measu
 
 - a training step of the default twin (1 thread, as the rule runs it), and the capture of one
   LLM's first 4 layers on 1,024-token rows (2 threads, as the rule runs it), each under torch's
-  profiler: the share of CPU time in matrix products (mm, addmm, bmm, SDPA), beside what one large
-  matrix product reaches on the same threads (the machine's ceiling);
+  profiler: the share of CPU time in matrix products (mm, addmm, bmm, SDPA), and the rate the plain
+  products (mm, addmm, bmm: the profiler counts their FLOPs) reach, beside what one large matrix
+  product reaches on the same threads (the machine's ceiling);
 - the CPU seconds of starting a step that loads a model: ``python -m behind_rope scores`` on one
   8-token row, whose work is almost nothing but importing torch and transformers and loading.
 
@@ -45,16 +46,22 @@ def matrix_share(profile) -> float:
     return sum(event.self_cpu_time_total for event in events if event.key in MATRIX_OPS) / total
 
 
-def profiled(step, repeats: int) -> tuple[float, float]:
-    """(CPU seconds per call, matrix-product share) of ``step`` after one warm-up call."""
+def matrix_rate(profile) -> float:
+    """GFLOP/s of the plain matrix products (the ops whose FLOPs the profiler counts), over their own time."""
+    events = [event for event in profile.key_averages() if event.flops]
+    return sum(event.flops for event in events) / sum(event.self_cpu_time_total for event in events) / 1e3
+
+
+def profiled(step, repeats: int) -> tuple[float, float, float]:
+    """(CPU seconds per call, matrix-product share, the plain products' GFLOP/s) of ``step`` after one warm-up call."""
     from torch.profiler import ProfilerActivity, profile
 
     step()
     started = time.process_time()
-    with profile(activities=[ProfilerActivity.CPU]) as measured:
+    with profile(activities=[ProfilerActivity.CPU], with_flops=True) as measured:
         for _ in range(repeats):
             step()
-    return (time.process_time() - started) / repeats, matrix_share(measured)
+    return (time.process_time() - started) / repeats, matrix_share(measured), matrix_rate(measured)
 
 
 def training_row(repeats: int) -> dict:
@@ -63,9 +70,9 @@ def training_row(repeats: int) -> dict:
 
     torch.set_num_threads(1)
     _, step = twin_training_step()
-    seconds, share = profiled(step, repeats)
+    seconds, share, rate = profiled(step, repeats)
     return {"step": "train: one step of the default twin (1 thread)", "cpu_seconds": seconds, "matrix_share": share,
-            "peak": single_matmul_rate(1)}
+            "rate": rate, "peak": single_matmul_rate(1)}
 
 
 def capture_row(model_name: str, rows: int, repeats: int) -> dict:
@@ -78,22 +85,26 @@ def capture_row(model_name: str, rows: int, repeats: int) -> dict:
     model = load_model({"local": str(ROOT / f"results/models/{model_name}/hf")}, model_name, torch.device("cpu"),
                        torch.float32)
     tokens = torch.from_numpy(np.load(ROOT / f"results/inputs/{model_name}/fig5.npy")[:rows])
-    seconds, share = profiled(lambda: record_scores(model, tokens.split(4), range(4)), repeats)
+    seconds, share, rate = profiled(lambda: record_scores(model, tokens.split(4), range(4)), repeats)
     return {"step": f"scores: {model_name}, first 4 layers of {rows} x {tokens.shape[1]} tokens (2 threads)",
-            "cpu_seconds": seconds, "matrix_share": share, "peak": single_matmul_rate(2)}
+            "cpu_seconds": seconds, "matrix_share": share, "rate": rate, "peak": single_matmul_rate(2)}
 
 
-def single_matmul_rate(threads: int) -> float:
-    """GFLOP/s of a large float32 matrix product on this many threads: the machine's ceiling for the steps."""
+def single_matmul_rate(threads: int, rounds: int = 3) -> float:
+    """GFLOP/s of a large float32 matrix product on this many threads: the machine's ceiling for the steps.
+    The best of ``rounds`` rounds of 10 products, since a busy neighbour on a shared machine only slows one down."""
     import torch
 
     torch.set_num_threads(threads)
     a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
     torch.mm(a, b)
-    started = time.perf_counter()
-    for _ in range(10):
-        torch.mm(a, b)
-    return 10 * 2 * 2048**3 / (time.perf_counter() - started) / 1e9
+    best = 0.0
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for _ in range(10):
+            torch.mm(a, b)
+        best = max(best, 10 * 2 * 2048**3 / (time.perf_counter() - started) / 1e9)
+    return best
 
 
 def start_up_row(model_name: str) -> dict:
@@ -113,7 +124,7 @@ def start_up_row(model_name: str) -> dict:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     return {"step": f"start-up: `python -m behind_rope scores` on one 8-token row ({model_name})",
-            "cpu_seconds": seconds, "matrix_share": None, "peak": None}
+            "cpu_seconds": seconds, "matrix_share": None, "rate": None, "peak": None}
 
 
 def main() -> None:
@@ -126,11 +137,13 @@ def main() -> None:
     if not (ROOT / f"results/models/{args.model}/hf").exists():
         raise SystemExit(f"Error: results/models/{args.model}/hf is missing; run `snakemake cache_llm` first.")
     rows = [training_row(args.repeats), capture_row(args.model, args.rows, 2), start_up_row(args.model)]
-    lines = ["| step | CPU s per call | share in matrix products | matrix-product ceiling, GFLOP/s |", "|---|---|---|---|"]
+    lines = ["| step | CPU s per call | share in matrix products | their rate (mm, addmm, bmm), GFLOP/s "
+             "| matrix-product ceiling, GFLOP/s |", "|---|---|---|---|---|"]
     for row in rows:
         share = "" if row["matrix_share"] is None else f"{row['matrix_share']:.0%}"
+        rate = "" if row["rate"] is None else f"{row['rate']:.0f}"
         peak = "" if row["peak"] is None else f"{row['peak']:.0f}"
-        lines.append(f"| {row['step']} | {row['cpu_seconds']:.2f} | {share} | {peak} |")
+        lines.append(f"| {row['step']} | {row['cpu_seconds']:.2f} | {share} | {rate} | {peak} |")
     print("\n".join(lines))
     if args.update_docs:
         from results_doc import update

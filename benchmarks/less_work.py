@@ -18,6 +18,7 @@ Options combine job by job (a twin one option drops and another trains for fewer
 The last rows set what all of them leave of the run against what 900 s holds; the whole run's exact
 CPU time comes from the same run's summary.json.  What is left of it is close to what a run without the
 options would take, not exact: a job left out also spares Snakemake a little work, and the shell it runs in.
+A last table lists the smallest sets of options that would bring the whole run within what 900 s holds.
 
     python benchmarks/less_work.py --run DIR                 # DIR: a finished default run (results/)
     python benchmarks/less_work.py --run DIR --summary FILE  # FILE: that run's summary.json (default: results/benchmarks/)
@@ -27,6 +28,7 @@ options would take, not exact: a job left out also spares Snakemake a little wor
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from fnmatch import fnmatchcase
@@ -55,6 +57,18 @@ def merged(*cuts: dict[str, float]) -> dict[str, float]:
 def cpu_off(cuts: dict[str, float], jobs: dict[str, float]) -> float:
     """CPU seconds a cut takes off the run whose jobs took ``jobs`` CPU seconds each."""
     return sum(jobs[job] * share for job, share in cuts.items())
+
+
+def smallest_fitting(rows: list[tuple[str, dict[str, float], str]], jobs: dict[str, float], over: float) -> list[tuple]:
+    """The sets of options (indices into ``rows``) that take at least ``over`` CPU seconds off, none of whose
+    subsets does: the least that would reach the target, each with what it takes off."""
+    found = []
+    for size in range(1, len(rows) + 1):
+        for chosen in itertools.combinations(range(len(rows)), size):
+            off = cpu_off(merged(*(rows[i][1] for i in chosen)), jobs)
+            if off >= over and not any(set(smaller) <= set(chosen) for smaller, _ in found):
+                found.append((chosen, off))
+    return found
 
 
 def halved(reliability: float) -> float:
@@ -158,11 +172,11 @@ def main() -> None:
                          "benchmarks/process_log (which records each process's job)?")
     rows = options(args.run, load(), jobs)
     everything = merged(*(cuts for _, cuts, _ in rows))
-    lines = ["| less work (a decision before the run) | CPU s it takes off the cold run | what it costs the claims |",
-             "|---|---|---|"]
-    lines += [f"| {name} | {cpu_off(cuts, jobs):.0f} | {cost} |" for name, cuts, cost in rows]
+    lines = ["| | less work (a decision before the run) | CPU s it takes off the cold run | what it costs the claims |",
+             "|---|---|---|---|"]
+    lines += [f"| {i} | {name} | {cpu_off(cuts, jobs):.0f} | {cost} |" for i, (name, cuts, cost) in enumerate(rows, 1)]
     off = cpu_off(everything, jobs)
-    lines.append(f"| all {len(rows)} together (a job two options cut counts once) | {off:.0f} | |")
+    lines.append(f"| | all {len(rows)} together (a job two options cut counts once) | {off:.0f} | |")
     lines += ["", "| the cold run | CPU s |", "|---|---|",
               f"| its jobs ({len(jobs)}, every process of each) | {sum(jobs.values()):.0f} |",
               f"| its jobs, all {len(rows)} options taken | {sum(jobs.values()) - off:.0f} |"]
@@ -173,6 +187,11 @@ def main() -> None:
                   f"| the whole run, all {len(rows)} options taken | {total - off:.0f} |",
                   f"| what 900 s holds on {cores} cores at this run's CPU use ({summary['cpu_use']:.2f}) | "
                   f"{900 * cores * summary['cpu_use']:.0f} |"]
+        fitting = smallest_fitting(rows, jobs, total - 900 * cores * summary["cpu_use"])
+        lines += ["", "| the fewest options that would bring the whole run within 900 s (none of their subsets does) "
+                  "| CPU s they take off | what is left of the whole run |", "|---|---|---|"]
+        lines += [f"| {' + '.join(str(i + 1) for i in chosen)} | {off:.0f} | {total - off:.0f} |"
+                  for chosen, off in fitting] or ["| none: even all of them leave too much | | |"]
     print("\n".join(lines))
     if args.update_docs:
         from results_doc import update

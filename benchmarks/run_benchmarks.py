@@ -112,7 +112,7 @@ def workflow_in_a_clone(destination: Path) -> Path:
 
 def machine_speed(cores: int) -> dict[int, float]:
     """GFLOP/s of a large matrix product on 1 thread and on every core, the best of three tries each."""
-    return {threads: max(single_matmul_rate(threads) for _ in range(3)) for threads in sorted({1, cores})}
+    return {threads: single_matmul_rate(threads) for threads in sorted({1, cores})}
 
 
 def describe_speed(speed: dict[int, float]) -> str:

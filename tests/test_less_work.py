@@ -7,7 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from less_work import cpu_off, cut, halved, merged, models_reaching, without_model_cost  # noqa: E402
+from less_work import cpu_off, cut, halved, merged, models_reaching, smallest_fitting, without_model_cost  # noqa: E402
 
 
 @pytest.mark.parametrize("half_size", [0.2, 0.5, 0.9])
@@ -42,3 +42,13 @@ def test_leaving_out_a_model_changes_a_verdict_only_where_that_model_alone_fails
     assert without_model_cost(claims_with({"a": True, "b": True, "big": False}), "big").endswith("C5a FAIL -> PASS")
     assert without_model_cost(claims_with({"a": False, "b": True, "big": False}), "big").endswith("none")
     assert without_model_cost(claims_with({"a": True, "b": True, "big": True}), "big").endswith("none")
+
+
+def test_only_the_smallest_sets_of_options_that_reach_the_target_are_listed():
+    jobs = {"a": 50.0, "b": 40.0, "c": 30.0, "d": 5.0}
+    rows = [(name, cut(jobs, name), "") for name in jobs]
+    # 71 s off: a + b and a + c reach it; a + b + c too, but it holds a smaller set; b + c (70) does not, b + c + d does.
+    found = smallest_fitting(rows, jobs, 71.0)
+    assert [chosen for chosen, _ in found] == [(0, 1), (0, 2), (1, 2, 3)]
+    assert [off for _, off in found] == [90.0, 80.0, 75.0]
+    assert smallest_fitting(rows, jobs, 200.0) == []
