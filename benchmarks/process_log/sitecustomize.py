@@ -33,7 +33,7 @@ def _record() -> None:
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     # A job whose step a fork of the warm-start server ran (behind_rope.pipeline.warm_start) says so.
     line = json.dumps({"pid": os.getpid(), "ppid": os.getppid(), "argv": sys.argv[:2], "job": _job(),
-                       "handed_over": bool(os.environ.get("BEHIND_ROPE_STEP_HANDED_OVER")),
+                       "handed_over": bool(os.environ.get("BEHIND_ROPE_STEP_HANDED_OVER")),  # warm_start.HANDED_OVER_ENV
                        "user": own.ru_utime, "system": own.ru_stime,
                        "children_user": children.ru_utime, "children_system": children.ru_stime})
     with open(path, "a") as handle:  # one short append per process: lines of parallel jobs stay whole
