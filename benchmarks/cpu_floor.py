@@ -64,15 +64,17 @@ def profiled(step, repeats: int) -> tuple[float, float, float]:
     return (time.process_time() - started) / repeats, matrix_share(measured), matrix_rate(measured)
 
 
-def training_row(repeats: int) -> dict:
+def training_row(repeats: int, dtype: str = "float32") -> dict:
     import torch
     from threads import twin_training_step
 
     torch.set_num_threads(1)
-    _, step = twin_training_step()
+    _, step = twin_training_step(dtype)
     seconds, share, rate = profiled(step, repeats)
-    return {"step": "train: one step of the default twin (1 thread)", "cpu_seconds": seconds, "matrix_share": share,
-            "rate": rate, "peak": single_matmul_rate(1)}
+    name = "train: one step of the default twin (1 thread)" if dtype == "float32" else \
+        "train: the same step in bf16 autocast (`training.dtype: bfloat16`)"
+    return {"step": name, "cpu_seconds": seconds, "matrix_share": share, "rate": rate,
+            "peak": single_matmul_rate(1, getattr(torch, dtype))}
 
 
 def capture_row(model_name: str, rows: int, repeats: int) -> dict:
@@ -90,13 +92,14 @@ def capture_row(model_name: str, rows: int, repeats: int) -> dict:
             "cpu_seconds": seconds, "matrix_share": share, "rate": rate, "peak": single_matmul_rate(2)}
 
 
-def single_matmul_rate(threads: int, rounds: int = 3) -> float:
-    """GFLOP/s of a large float32 matrix product on this many threads: the machine's ceiling for the steps.
-    The best of ``rounds`` rounds of 10 products, since a busy neighbour on a shared machine only slows one down."""
+def single_matmul_rate(threads: int, dtype=None, rounds: int = 3) -> float:
+    """GFLOP/s of a large matrix product (float32 unless ``dtype``) on this many threads: the machine's ceiling
+    for the steps.  The best of ``rounds`` rounds of 10 products, since a busy neighbour on a shared machine only
+    slows one down."""
     import torch
 
     torch.set_num_threads(threads)
-    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    a, b = torch.randn(2048, 2048, dtype=dtype), torch.randn(2048, 2048, dtype=dtype)
     torch.mm(a, b)
     best = 0.0
     for _ in range(rounds):
@@ -136,7 +139,8 @@ def main() -> None:
     args = parser.parse_args()
     if not (ROOT / f"results/models/{args.model}/hf").exists():
         raise SystemExit(f"Error: results/models/{args.model}/hf is missing; run `snakemake cache_llm` first.")
-    rows = [training_row(args.repeats), capture_row(args.model, args.rows, 2), start_up_row(args.model)]
+    rows = [training_row(args.repeats), training_row(args.repeats, "bfloat16"), capture_row(args.model, args.rows, 2),
+            start_up_row(args.model)]
     lines = ["| step | CPU s per call | share in matrix products | their rate (mm, addmm, bmm), GFLOP/s "
              "| matrix-product ceiling, GFLOP/s |", "|---|---|---|---|---|"]
     for row in rows:
@@ -144,6 +148,8 @@ def main() -> None:
         rate = "" if row["rate"] is None else f"{row['rate']:.0f}"
         peak = "" if row["peak"] is None else f"{row['peak']:.0f}"
         lines.append(f"| {row['step']} | {row['cpu_seconds']:.2f} | {share} | {rate} | {peak} |")
+    lines += ["", f"A training step in bf16 autocast takes {rows[1]['cpu_seconds'] / rows[0]['cpu_seconds']:.2f} of the "
+              "float32 step's CPU time (its ceiling is a bf16 product's)."]
     print("\n".join(lines))
     if args.update_docs:
         from results_doc import update

@@ -1,17 +1,24 @@
-"""Claim C3 under two CPU kernel sets, side by side: does its verdict depend on the machine?
+"""Claim C3 under bf16 and float32 training and under two CPU kernel sets, side by side: does its verdict
+depend on the machine?
 
-float32 kernels differ between CPUs (and between vector instruction sets on one CPU), so the twins'
-weights differ in their last bits and drift apart over training; a verdict that rests on trained
-weights must not flip with them.  This script runs everything claim C3 reads (the data, every seed of
-every twin, their score runs, metrics and Gram matrices, the simulations it compares with) twice on
-scratch copies of the workflow at the default scale: once with this machine's native kernels, once
-with ``ATEN_CPU_CAPABILITY=default`` (PyTorch's portable kernels, no AVX2/AVX-512).  It then decides
-C3 from each copy with the pre-registered rule and prints both sets of per-seed statistics and both
-verdicts.
+Float kernels differ between CPUs (and between vector instruction sets on one CPU), and bf16 rounds far
+more than either, so the twins' weights differ and drift apart over training; a verdict that rests on
+trained weights must not flip with them.  This script runs everything claim C3 reads (the data, every
+seed of every twin, their score runs, metrics and Gram matrices, the simulations it compares with) on
+scratch copies of the workflow at the default scale, one copy per arm:
+
+- ``bf16``: the twins trained in bf16 autocast (``training.dtype: bfloat16``, what ``auto`` picks on a
+  CPU with native bf16), native kernels;
+- ``float32``: the twins trained in float32, native kernels;
+- ``portable``: float32 with ``ATEN_CPU_CAPABILITY=default`` (PyTorch's portable kernels, no AVX2/AVX-512).
+
+It then decides C3 from each copy with the pre-registered rule and prints every arm's per-seed
+statistics, its verdicts against the first arm's, and the twins' summed training time.
 
     python benchmarks/cpu_invariance.py                  # print the tables
     python benchmarks/cpu_invariance.py --update-docs    # also write them into docs/results.md
-    python benchmarks/cpu_invariance.py --keep DIR       # keep the two copies in DIR/native, DIR/default
+    python benchmarks/cpu_invariance.py --arms bf16 float32   # only these arms
+    python benchmarks/cpu_invariance.py --keep DIR       # keep the copies in DIR/<arm>
     python benchmarks/cpu_invariance.py --reuse DIR      # decide again from copies kept earlier (no training)
 """
 
@@ -38,7 +45,9 @@ from behind_rope.config import load  # noqa: E402
 from conftest import copy_workflow  # noqa: E402
 from results_doc import update  # noqa: E402
 
-KERNELS = {"native": None, "default": "default"}
+# Arm -> the float kernels (ATEN_CPU_CAPABILITY; None: the machine's own) and the config it overlays.
+ARMS = {"bf16": (None, {"training": {"dtype": "bfloat16"}}), "float32": (None, {"training": {"dtype": "float32"}}),
+        "portable": ("default", {"training": {"dtype": "float32"}})}
 
 
 def c3_targets(config: dict) -> list[str]:
@@ -63,49 +72,68 @@ def decide_c3(work: Path, config: dict) -> dict:
     return claim_c3(metrics, simulation, training, panels, runs, **c3)
 
 
-def run_copy(kernels: str | None, scratch: Path, targets: list[str]) -> tuple[Path, float]:
-    work = copy_workflow(scratch / (kernels or "native"))
+def run_copy(arm: str, scratch: Path, targets: list[str]) -> tuple[Path, float]:
+    kernels, overlay = ARMS[arm]
+    work = copy_workflow(scratch / arm)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     env.pop("ATEN_CPU_CAPABILITY", None)
     if kernels:
         env["ATEN_CPU_CAPABILITY"] = kernels
+    (work / "arm.yaml").write_text(json.dumps(overlay))  # JSON is YAML
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "all", *targets], cwd=work, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "all", *targets, "--configfile", "arm.yaml"],
+                          cwd=work, env=env, capture_output=True, text=True)
     if done.returncode:
-        raise SystemExit(f"the C3 runs failed with ATEN_CPU_CAPABILITY={kernels}:\n{done.stderr[-3000:]}")
+        raise SystemExit(f"the C3 runs of the arm {arm} failed:\n{done.stderr[-3000:]}")
     return work, time.perf_counter() - started
 
 
+def training_seconds(work: Path, config: dict) -> float:
+    """The twins' summed training time (each trains on one thread, so about its CPU time)."""
+    twins = [twin for twin in config["training"]["twins"]]
+    return sum(atomic.read_json(work / experiments.twin_files(twin)["metrics"])["train_seconds"] for twin in twins)
+
+
 def table(results: dict[str, dict]) -> str:
-    """Per seed and kernel set: the capability the weights came from, the steps trained, the probe's
+    """Per seed and arm: the capability and dtype the weights came from, the steps trained, the probe's
     statistics; then each statistic over the seeds and the verdict."""
-    rows = ["| kernels | seed | CPU capability | steps | locality, layer 2 | locality, layer 3 | amplification | on its own |",
+    rows = ["| arm | seed | CPU capability, dtype | steps | locality, layer 2 | locality, layer 3 | amplification | on its own |",
             "|---|---|---|---|---|---|---|---|"]
-    for kernels, claim in results.items():
+    for arm, claim in results.items():
         for seed in claim["measured"]["seeds"].values():
             probe = seed["probe"]
-            rows.append(f"| {kernels} | {seed['seed']} | {seed['cpu_capability']} | {seed['steps']} | "
+            rows.append(f"| {arm} | {seed['seed']} | {seed['cpu_capability']}, {seed['dtype']} | {seed['steps']} | "
                         f"{probe['locality_layer_2']:.3f} | {probe['locality_layer_3']:.3f} | {probe['amplification']:.3f} | "
                         f"{'PASS' if seed['passes_on_its_own'] else 'FAIL'} |")
-    rows += ["", "| kernels | statistic | mean [95 % interval] | seeds passing | verdict |", "|---|---|---|---|---|"]
-    for kernels, claim in results.items():
+    rows += ["", "| arm | statistic | mean [95 % interval] | seeds passing | verdict |", "|---|---|---|---|---|"]
+    for arm, claim in results.items():
         for name, rule in claim["measured"]["probe"]["statistics"].items():
             low, high = rule["interval"]
-            rows.append(f"| {kernels} | {name} | {rule['mean']:.3f} [{low:.3f}, {high:.3f}] | "
+            rows.append(f"| {arm} | {name} | {rule['mean']:.3f} [{low:.3f}, {high:.3f}] | "
                         f"{rule['seeds_passing']}/{rule['seeds']} | {'PASS' if rule['passed'] else 'FAIL'} |")
-        rows.append(f"| {kernels} | **C3** | | | **{'PASS' if claim['passed'] else 'FAIL'}** |")
-    rows += ["", "| kernels | Figure 3 panels that hold | controls that pass (each must fail) |", "|---|---|---|"]
-    for kernels, claim in results.items():
+        rows.append(f"| {arm} | **C3** | | | **{'PASS' if claim['passed'] else 'FAIL'}** |")
+    rows += ["", "| arm | Figure 3 panels that hold | controls that pass (each must fail) |", "|---|---|---|"]
+    for arm, claim in results.items():
         panels = [letter for letter, panel in claim["measured"]["panels"].items() if panel["passed"]]
         controls = [name for name, control in claim["measured"]["controls"].items() if control["passed"]]
-        rows.append(f"| {kernels} | {', '.join(panels) or 'none'} | {', '.join(controls) or 'none'} |")
+        rows.append(f"| {arm} | {', '.join(panels) or 'none'} | {', '.join(controls) or 'none'} |")
     # Every verdict the gate holds C3 to (tests/expected_verdicts.json): the claim's, its checks', each
-    # statistic's over the seeds, each control's and each panel's.
-    gated = [verdicts({"C3": claim}) for claim in results.values()]
-    differing = sorted(path for path in gated[0] if gated[0][path] != gated[1].get(path))
-    rows += ["", f"Every one of the {len(gated[0])} verdicts of C3 that the verdict gate holds is the same under both "
-             "kernel sets." if not differing else f"**These verdicts differ between the kernel sets:** {', '.join(differing)}"]
+    # statistic's over the seeds, each control's and each panel's; each arm against the first.
+    gated = {arm: verdicts({"C3": claim}) for arm, claim in results.items()}
+    first, *others = gated
+    rows.append("")
+    for arm in others:
+        differing = sorted(path for path in gated[first] if gated[first][path] != gated[arm].get(path))
+        rows.append(f"Every one of the {len(gated[first])} verdicts of C3 that the verdict gate holds is the same in the "
+                    f"arms {first} and {arm}." if not differing else
+                    f"**These verdicts of C3 differ between the arms {first} and {arm}:** {', '.join(differing)}")
+    return "\n".join(rows)
+
+
+def timing_table(seconds: dict[str, float]) -> str:
+    first = next(iter(seconds))
+    rows = ["| arm | the twins' training, s (summed) | / the first arm's |", "|---|---|---|"]
+    rows += [f"| {arm} | {value:.0f} | {value / seconds[first]:.2f} |" for arm, value in seconds.items()]
     return "\n".join(rows)
 
 
@@ -114,27 +142,32 @@ def main() -> None:
     parser.add_argument("--update-docs", action="store_true", help="write the table into docs/results.md")
     parser.add_argument("--keep", help="keep the scratch copies in this folder")
     parser.add_argument("--reuse", help="decide from the copies a run with --keep left in this folder")
+    parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS), help="the arms to run (default: all)")
     args = parser.parse_args()
     config = load()
     targets = c3_targets(config)
     scratch = Path(args.reuse or args.keep or tempfile.mkdtemp(prefix="cpu-invariance-"))
-    results, seconds = {}, {}
+    results, seconds, training = {}, {}, {}
     try:
-        for name, kernels in KERNELS.items():
+        for arm in args.arms:
             if args.reuse:
-                work = scratch / name
+                work = scratch / arm
             else:
-                work, seconds[name] = run_copy(kernels, scratch, targets)
-            results[name] = decide_c3(work, config)
-            print(f"{name} kernels: C3 {'PASS' if results[name]['passed'] else 'FAIL'}", flush=True)
+                work, seconds[arm] = run_copy(arm, scratch, targets)
+            results[arm], training[arm] = decide_c3(work, config), training_seconds(work, config)
+            print(f"{arm}: C3 {'PASS' if results[arm]['passed'] else 'FAIL'}", flush=True)
     finally:
         if not (args.keep or args.reuse):
             shutil.rmtree(scratch, ignore_errors=True)
-    took = f" (native {seconds['native']:.0f} s, portable {seconds['default']:.0f} s)" if seconds else ""
+    took = f" ({', '.join(f'{arm} {value:.0f} s' for arm, value in seconds.items())})" if seconds else ""
     text = (f"_Measured by `python benchmarks/cpu_invariance.py --update-docs`: every twin and run claim C3 reads, at "
-            f"the default scale, once per kernel set on 2 cores{took}._\n\n" + table(results))
+            f"the default scale, once per arm on 2 cores{took}. Arms: `bf16`, the twins trained in bf16 autocast "
+            "(`training.dtype: bfloat16`, what `auto` picks on this CPU); `float32`, trained in float32; `portable`, "
+            "float32 on PyTorch's portable kernels (`ATEN_CPU_CAPABILITY=default`); the first two on this machine's "
+            "own._\n\n"
+            + table(results) + "\n\n" + timing_table(training))
     print(text)
-    print(json.dumps({name: claim["passed"] for name, claim in results.items()}))
+    print(json.dumps({arm: claim["passed"] for arm, claim in results.items()}))
     if args.update_docs:
         update("cpu_invariance", text)
 

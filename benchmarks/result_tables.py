@@ -76,14 +76,14 @@ def twins_table(claims: dict, run: Path | None = None) -> str:
             "Per seed, on the i.i.d. probe with the mask (steps trained: stopped by the rule before the cap, or at the "
             "cap; each "
             "statistic; on its own: every bound cleared; the sanity check: held-out loss / unigram loss):", "",
-            "| seed | twin | steps | " + " | ".join(names) + " | on its own | sanity | CPU capability |",
+            "| seed | twin | steps | " + " | ".join(names) + " | on its own | sanity | CPU capability, dtype |",
             "|---" * (len(names) + 6) + "|"]
     for twin, seed in c3["seeds"].items():
         sanity = seed["sanity"]
         steps = _steps(twin, seed, run)
         rows.append(f"| {seed['seed']} | {twin} | {steps} | " + " | ".join(_number(seed["probe"][n], ".3f") for n in names)
                     + f" | {'PASS' if seed['passes_on_its_own'] else 'FAIL'} | {sanity['validation_loss']:.3f} / "
-                    f"{sanity['unigram_loss']:.3f} ({'PASS' if sanity['passed'] else 'FAIL'}) | {seed['cpu_capability']} |")
+                    f"{sanity['unigram_loss']:.3f} ({'PASS' if sanity['passed'] else 'FAIL'}) | {seed['cpu_capability']}, {seed.get('dtype')} |")
     rows += ["", "Each statistic over the seeds by the seed rule (mean [95 % t-interval]; seeds clearing the bound; "
              "verdict). The probe decides; its controls must fail; held-out text is recorded (mean over the seeds):", "",
              "| run | " + " | ".join(names) + " | all |", "|---" * (len(names) + 2) + "|"]

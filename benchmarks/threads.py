@@ -34,9 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-def twin_training_step():
+def twin_training_step(dtype: str = "float32"):
     """(model, step) for a RoPE twin of config/config.yaml's size: ``step()`` is one training step (forward,
-    backward, AdamW) on a fixed batch of the twins' size, and returns the tokens it trained on."""
+    backward, AdamW) on a fixed batch of the twins' size, and returns the tokens it trained on.  With
+    ``dtype="bfloat16"`` the forward runs under CPU autocast, as training does with ``training.dtype: bfloat16``."""
     import torch
 
     from behind_rope.config import load
@@ -52,7 +53,9 @@ def twin_training_step():
                           generator=torch.Generator().manual_seed(0))
 
     def step() -> int:
-        model(input_ids=batch, labels=batch).loss.backward()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
+            loss = model(input_ids=batch, labels=batch).loss
+        loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         return batch.numel()

@@ -112,3 +112,32 @@ def test_sanity_needs_a_margin_over_the_unigram_model():
     assert sanity(validation_loss=5.0, unigram=6.0, min_gain=0.3)["passed"]
     assert not sanity(validation_loss=5.9, unigram=6.0, min_gain=0.3)["passed"]  # barely better: learned little
     assert not sanity(validation_loss=9.1, unigram=6.3, min_gain=0.3)["passed"]  # an untrained twin
+
+
+def test_bf16_training_runs_its_products_in_bf16_and_keeps_float32_weights(tmp_path):
+    """``training.dtype: bfloat16`` trains under autocast on any device: the products round to bf16, so the
+    weights move away from a float32 run's, while the weights, and the checkpoint it resumes from, stay float32."""
+    train, valid = token_data()
+    full, _, full_summary = train_twin("nope", TINY, SETTINGS, train, valid, tmp_path / "float32", progress=False,
+                                       device="cpu", dtype="float32")
+    half, history, summary = train_twin("nope", TINY, SETTINGS, train, valid, tmp_path / "bf16", progress=False,
+                                        device="cpu", dtype="bfloat16")
+    assert (full_summary["dtype"], summary["dtype"]) == ("float32", "bfloat16")
+    assert all(value.dtype == torch.float32 for value in half.state_dict().values())
+    assert all(math.isfinite(h["train_loss"]) for h in history)
+    assert any(not torch.equal(value, half.state_dict()[name]) for name, value in weights(full).items())
+    # A float32 checkpoint is not resumed in bf16: the dtype is part of the setting.
+    resumed = train_twin("nope", TINY, SETTINGS, train, valid, tmp_path / "float32", progress=False, device="cpu",
+                         dtype="bfloat16")
+    assert resumed[2]["resumed_from_step"] == 0
+
+
+def test_auto_trains_in_bf16_only_where_the_hardware_has_it(monkeypatch):
+    from behind_rope.twins import train as training
+
+    assert training.training_dtype(torch.device("cuda"), "auto") == torch.bfloat16
+    for native in (True, False):
+        monkeypatch.setattr(training, "native_bf16", lambda device, native=native: native)
+        assert training.training_dtype(torch.device("cpu"), "auto") == (torch.bfloat16 if native else torch.float32)
+        assert training.training_dtype(torch.device("cpu"), "float32") == torch.float32
+        assert training.training_dtype(torch.device("cpu"), "bfloat16") == torch.bfloat16

@@ -81,7 +81,7 @@ def twin_settings(config: dict, twin: str) -> dict:
     train = {key: training[key] for key in TRAIN_KEYS}
     return {"twin": twin, "positional": spec["positional"], "size": size,
             "train": {**train, "steps": spec.get("steps", training["steps"]), "seed": spec.get("seed", config["seed"])},
-            "stop_when": training["stop_when"], "device": training["device"]}
+            "stop_when": training["stop_when"], "device": training["device"], "dtype": training["dtype"]}
 
 
 def twin_files(twin: str) -> dict[str, str]:

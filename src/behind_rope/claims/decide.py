@@ -151,7 +151,7 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
         seeds[name] = {"seed": training[name].get("seed"), **stats, "passes_on_its_own": on_its_own(stats["probe"]),
                        "sanity": _sanity(training[name], min_gain_over_unigram),
                        "steps": training[name]["steps"], "stopped_early": training[name].get("stopped_early"),
-                       "cpu_capability": training[name].get("cpu_capability")}
+                       "cpu_capability": training[name].get("cpu_capability"), "dtype": training[name].get("dtype")}
     untrained_seeds = {name: {role: statistics(run) for role, run in roles.items()} for name, roles in runs["untrained"].items()}
     for name, stats in untrained_seeds.items():
         stats["passes_on_its_own"] = on_its_own(stats["probe"])

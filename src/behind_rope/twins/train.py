@@ -1,4 +1,4 @@
-"""Training one twin: seeded, resumable, CPU float32 or CUDA bf16 with the same code.
+"""Training one twin: seeded, resumable, bf16 autocast where the hardware has native bf16, else float32.
 
 Batches are drawn per step from a generator seeded with (seed, step), so a run that resumes from
 a checkpoint sees exactly the batches it would have seen, and ends with identical weights.  How
@@ -22,7 +22,7 @@ from safetensors.torch import load_file, save_file
 
 from behind_rope import atomic
 from behind_rope.atomic import atomic_dir
-from behind_rope.device import pick_device
+from behind_rope.device import DTYPES, pick_device
 from behind_rope.twins.model import TwinSize, build_twin, save_twin, weights
 from behind_rope.twins.vocabulary import remap, twin_vocabulary, unigram_loss
 
@@ -49,6 +49,22 @@ class StopWhen:
     window: int
     min_relative_gain: float
     eval_sequences: int
+
+
+def native_bf16(device: torch.device) -> bool:
+    """Whether ``device`` computes bf16 products natively: a GPU, or a CPU with AVX512-BF16 or AMX."""
+    if device.type != "cpu":
+        return True
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(getattr(torch.cpu, check, lambda: False)() for check in checks)
+
+
+def training_dtype(device: torch.device, requested: str = "auto") -> torch.dtype:
+    """``training.dtype``: ``auto`` trains in bf16 autocast where the hardware has native bf16 (elsewhere bf16
+    would be emulated, slower than float32), else in float32."""
+    if requested != "auto":
+        return DTYPES[requested]
+    return torch.bfloat16 if native_bf16(device) else torch.float32
 
 
 def plateaued(evaluations: list[tuple[int, float]], rule: StopWhen) -> bool:
@@ -86,7 +102,7 @@ def validation_loss(model, valid: torch.Tensor, batch_size: int, device: torch.d
     total, tokens = 0.0, 0
     for start in range(0, len(valid), batch_size):
         batch = valid[start : start + batch_size].to(device)
-        with torch.autocast(device.type, dtype=dtype, enabled=device.type == "cuda"):
+        with torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32):
             loss = model(input_ids=batch, labels=batch).loss
         count = batch.shape[0] * (batch.shape[1] - 1)
         total, tokens = total + loss.item() * count, tokens + count
@@ -130,20 +146,23 @@ def load_resume_state(folder: Path, model, optimizer, fingerprint: str) -> tuple
 
 def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_ids: np.ndarray, valid_ids: np.ndarray,
                resume_dir: str | Path, device: str = "auto", stop_after: int | None = None, progress: bool = True,
-               stop_when: StopWhen | None = None):
+               stop_when: StopWhen | None = None, dtype: str = "auto"):
     """Train one twin; returns (model, history, summary), or None when interrupted by ``stop_after`` (tests).
 
     With ``stop_when``, the held-out loss is measured every ``stop_when.every`` steps (a ``valid_loss`` in
-    that step's history row) and training ends when it has plateaued.
+    that step's history row) and training ends when it has plateaued.  ``dtype`` (``training.dtype``): the
+    matrix products in bf16 under autocast, the weights and AdamW's state in float32, or all in float32.
     """
     from tqdm import tqdm
 
-    device, dtype = pick_device(device)
+    device, _ = pick_device(device)
+    dtype = training_dtype(device, dtype)
     resume_dir = Path(resume_dir)
     model = build_twin(size, positional, settings.seed).to(device).train()
     optimizer = make_optimizer(model, settings)
     rule = asdict(stop_when) if stop_when else None
-    fingerprint = json.dumps([positional, asdict(size), asdict(settings), rule, int(train_ids.sum()), train_ids.shape])
+    fingerprint = json.dumps([positional, asdict(size), asdict(settings), rule, int(train_ids.sum()), train_ids.shape,
+                              str(dtype)])
     start, history = load_resume_state(resume_dir, model, optimizer, fingerprint)
     train = torch.from_numpy(train_ids)
     evaluations = [(h["step"], h["valid_loss"]) for h in history if "valid_loss" in h]
@@ -158,7 +177,7 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, settings)
         batch = train[batch_indices(step, settings, len(train))].to(device)
-        with torch.autocast(device.type, dtype=dtype, enabled=device.type == "cuda"):
+        with torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32):
             loss = model(input_ids=batch, labels=batch).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -219,7 +238,7 @@ def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, res
     vocabulary = twin_vocabulary(train_raw, size.vocab_size)
     model, history, summary = train_twin(settings["positional"], size, train_settings, remap(train_raw, vocabulary),
                                          remap(valid_raw, vocabulary), resume_dir, settings["device"],
-                                         stop_when=StopWhen(**settings["stop_when"]))
+                                         stop_when=StopWhen(**settings["stop_when"]), dtype=settings["dtype"])
     with atomic_dir(output_dir) as tmp:
         save_twin(model, tmp, {"twin": settings["twin"], "size": settings["size"], "settings": settings["train"]})
         np.save(tmp / "vocabulary.npy", vocabulary)
