@@ -90,8 +90,8 @@ def run_copy(arm: str, scratch: Path, targets: list[str]) -> tuple[Path, float]:
 
 def training_seconds(work: Path, config: dict) -> float:
     """The twins' summed training time (each trains on one thread, so about its CPU time)."""
-    twins = [twin for twin in config["training"]["twins"]]
-    return sum(atomic.read_json(work / experiments.twin_files(twin)["metrics"])["train_seconds"] for twin in twins)
+    return sum(atomic.read_json(work / experiments.twin_files(twin)["metrics"])["train_seconds"]
+               for twin in config["training"]["twins"])
 
 
 def table(results: dict[str, dict]) -> str:
