@@ -21,6 +21,7 @@ from transformers import AttentionInterface, AttentionMaskInterface
 from transformers.masking_utils import eager_mask
 
 from behind_rope.device import pick_device
+from behind_rope.llm.kernels import onednn_linears
 from behind_rope.maths.rope_base import NTK_FACTOR
 
 SCORES = "behind_rope_scores"
@@ -302,7 +303,8 @@ def record_scores(model, batches: Iterable[torch.Tensor], layers: Iterable[int],
     model.set_attn_implementation(SCORES if causal else SCORES_NONCAUSAL)
     device = next(model.parameters()).device
     recorder = ScoreRecorder(layers, keep_raw=keep_raw, per_head=per_head)
-    with recording(recorder):
+    running = model.base_model.layers[: recorder.layers[-1] + 1]  # the pass stops in the last layer recorded
+    with recording(recorder), onednn_linears(running):
         for batch in batches:
             batch = batch.to(device)
             inputs = {"input_ids": batch} if inputs_embeds is None else {"inputs_embeds": inputs_embeds(batch)}

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from behind_rope.llm.extract import SCORES, ScoreRecorder, _StopForward, recording
+from behind_rope.llm.kernels import onednn_linears
 
 PATCHES = ("position0", "position0_same_first", "middle")
 
@@ -144,29 +145,31 @@ def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_pos
     positions = {"position0": 0, "position0_same_first": 0, "middle": control_position}
     sums = {(name, layer): {"change": 0.0, "norm": 0.0, "log_z": 0.0} for name in positions for layer in layers}
     base_log_z = {layer: 0.0 for layer in layers}
-    for start in range(0, count, batch_size or count):
-        rows = torch.arange(start, min(start + (batch_size or count), count))
-        batch, donor = tokens[rows].to(device), tokens[(rows + 1) % count].to(device)
-        halves = (rows % 2).to(device)  # half A: the even sequences of the whole run, as the score recorder's
-        base_inputs, base_outputs, base = _forward(model, batch, last)
-        donor_inputs, _, _ = _forward(model, donor, last)
-        # The donor's first token dropped: another position 0.  Under the mask position 0's state depends on
-        # its token alone, so a one-token pass gives it.
-        other_first_inputs, _, _ = _forward(model, donor[:, 1:2], last)
-        states = {"position0": other_first_inputs, "position0_same_first": donor_inputs, "middle": donor_inputs}
-        for layer in layers:
-            index = layer - 1
-            base_log_z[layer] = base_log_z[layer] + base[index]
-            for name, position in positions.items():
-                start = (index, patched(base_inputs[index], position, states[name][index][:, position]))
-                _, outputs, log_z = _forward(model, batch, index, start)
-                total = sums[(name, layer)]
-                total["change"] = total["change"] + squares_per_head(outputs[index] - base_outputs[index], heads, later,
-                                                                     halves)
-                total["norm"] = total["norm"] + squares_per_head(base_outputs[index], heads, later, halves)
-                total["log_z"] = total["log_z"] + log_z[index]
-        if progress is not None:
-            progress.update(len(rows))
+    # _forward stops the pass in the attention of the layer after the last one patched.
+    with onednn_linears(decoder_layers(model)[: last + 2]):
+        for start in range(0, count, batch_size or count):
+            rows = torch.arange(start, min(start + (batch_size or count), count))
+            batch, donor = tokens[rows].to(device), tokens[(rows + 1) % count].to(device)
+            halves = (rows % 2).to(device)  # half A: the even sequences of the whole run, as the score recorder's
+            base_inputs, base_outputs, base = _forward(model, batch, last)
+            donor_inputs, _, _ = _forward(model, donor, last)
+            # The donor's first token dropped: another position 0.  Under the mask position 0's state depends on
+            # its token alone, so a one-token pass gives it.
+            other_first_inputs, _, _ = _forward(model, donor[:, 1:2], last)
+            states = {"position0": other_first_inputs, "position0_same_first": donor_inputs, "middle": donor_inputs}
+            for layer in layers:
+                index = layer - 1
+                base_log_z[layer] = base_log_z[layer] + base[index]
+                for name, position in positions.items():
+                    start = (index, patched(base_inputs[index], position, states[name][index][:, position]))
+                    _, outputs, log_z = _forward(model, batch, index, start)
+                    total = sums[(name, layer)]
+                    total["change"] = total["change"] + squares_per_head(outputs[index] - base_outputs[index], heads, later,
+                                                                         halves)
+                    total["norm"] = total["norm"] + squares_per_head(base_outputs[index], heads, later, halves)
+                    total["log_z"] = total["log_z"] + log_z[index]
+            if progress is not None:
+                progress.update(len(rows))
 
     def relative(change, norm):
         return (change / norm.clamp(min=1e-30)).sqrt().cpu().tolist()
