@@ -6,9 +6,11 @@ much of their time is already the matrix products themselves.  This script measu
 
 - a training step of the default twin (1 thread, as the rule runs it), and the capture of one
   LLM's first 4 layers on 1,024-token rows (2 threads, as the rule runs it), each under torch's
-  profiler: the share of CPU time in matrix products (mm, addmm, bmm, SDPA), and the rate the plain
-  products (mm, addmm, bmm: the profiler counts their FLOPs) reach, beside what one large matrix
-  product reaches on the same threads (the machine's ceiling);
+  profiler: the share of CPU time in matrix products (mm, addmm, bmm, the oneDNN linear layers of
+  ``behind_rope.llm.kernels``, SDPA), and the rate the plain products (mm, addmm, bmm, whose FLOPs the
+  profiler counts, and the oneDNN linear layers, whose FLOPs come from their shapes) reach, beside what
+  one large matrix product reaches on the same threads (the machine's ceiling; for the capture, the
+  faster of PyTorch's stock product and the packed oneDNN one);
 - the CPU seconds of starting a step that loads a model: ``python -m behind_rope scores`` on one
   8-token row, whose work is almost nothing but importing torch and transformers and loading.
 
@@ -35,7 +37,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-MATRIX_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::_scaled_dot_product_flash_attention_for_cpu",
+ONEDNN_LINEAR = "mkldnn::_linear_pointwise"  # the score runs' linear layers (behind_rope.llm.kernels)
+MATRIX_OPS = ("aten::mm", "aten::addmm", "aten::bmm", ONEDNN_LINEAR, "aten::_scaled_dot_product_flash_attention_for_cpu",
               "aten::_scaled_dot_product_flash_attention_for_cpu_backward")
 
 
@@ -46,10 +49,18 @@ def matrix_share(profile) -> float:
     return sum(event.self_cpu_time_total for event in events if event.key in MATRIX_OPS) / total
 
 
+def flops(event) -> float:
+    """The profiler counts the FLOPs of mm, addmm and bmm; a oneDNN linear's come from its shapes (input, weight)."""
+    if event.key == ONEDNN_LINEAR:
+        inputs, weight = event.input_shapes[:2]
+        return 2.0 * float(np.prod(inputs)) * weight[0] * event.count
+    return event.flops
+
+
 def matrix_rate(profile) -> float:
-    """GFLOP/s of the plain matrix products (the ops whose FLOPs the profiler counts), over their own time."""
-    events = [event for event in profile.key_averages() if event.flops]
-    return sum(event.flops for event in events) / sum(event.self_cpu_time_total for event in events) / 1e3
+    """GFLOP/s of the plain matrix products (those whose FLOPs are known), over their own time."""
+    events = [event for event in profile.key_averages(group_by_input_shape=True) if flops(event)]
+    return sum(flops(event) for event in events) / sum(event.self_cpu_time_total for event in events) / 1e3
 
 
 def profiled(step, repeats: int) -> tuple[float, float, float]:
@@ -63,7 +74,7 @@ def profiled(step, repeats: int) -> tuple[float, float, float]:
     for _ in range(repeats):
         step()
     seconds = (time.process_time() - started) / repeats
-    with profile(activities=[ProfilerActivity.CPU], with_flops=True) as measured:
+    with profile(activities=[ProfilerActivity.CPU], with_flops=True, record_shapes=True) as measured:
         for _ in range(repeats):
             step()
     return seconds, matrix_share(measured), matrix_rate(measured)
@@ -76,8 +87,8 @@ def training_row(repeats: int, dtype: str = "float32") -> dict:
     torch.set_num_threads(1)
     _, step = twin_training_step(dtype)
     seconds, share, rate = profiled(step, repeats)
-    name = "train: one step of the default twin (1 thread)" if dtype == "float32" else \
-        "train: the same step in bf16 autocast (`training.dtype: bfloat16`)"
+    name = "train: one step of the default twin in float32 (1 thread)" if dtype == "float32" else \
+        "train: the same step in bf16 autocast (`training.dtype: bfloat16`, which `auto` picks on a CPU with native bf16)"
     return {"step": name, "cpu_seconds": seconds, "matrix_share": share, "rate": rate,
             "peak": single_matmul_rate(1, getattr(torch, dtype))}
 
@@ -94,23 +105,33 @@ def capture_row(model_name: str, rows: int, repeats: int) -> dict:
     tokens = torch.from_numpy(np.load(ROOT / f"results/inputs/{model_name}/fig5.npy")[:rows])
     seconds, share, rate = profiled(lambda: record_scores(model, tokens.split(4), range(4)), repeats)
     return {"step": f"scores: {model_name}, first 4 layers of {rows} x {tokens.shape[1]} tokens (2 threads)",
-            "cpu_seconds": seconds, "matrix_share": share, "rate": rate, "peak": single_matmul_rate(2)}
+            "cpu_seconds": seconds, "matrix_share": share, "rate": rate,
+            "peak": max(single_matmul_rate(2), single_matmul_rate(2, kernel="onednn"))}
 
 
-def single_matmul_rate(threads: int, dtype=None, rounds: int = 3) -> float:
+def single_matmul_rate(threads: int, dtype=None, rounds: int = 3, kernel: str = "stock") -> float:
     """GFLOP/s of a large matrix product (float32 unless ``dtype``) on this many threads: the machine's ceiling
     for the steps.  The best of ``rounds`` rounds of 10 products, since a busy neighbour on a shared machine only
-    slows one down."""
+    slows one down.  ``kernel``: PyTorch's stock product, or ``onednn``, the packed one of the score runs'
+    linear layers."""
     import torch
 
     torch.set_num_threads(threads)
     a, b = torch.randn(2048, 2048, dtype=dtype), torch.randn(2048, 2048, dtype=dtype)
-    torch.mm(a, b)
+    if kernel == "onednn":
+        packed = torch.ops.mkldnn._reorder_linear_weight(b)
+
+        def product():
+            return torch.ops.mkldnn._linear_pointwise(a, packed, None, "none", [], "")
+    else:
+        def product():
+            return torch.mm(a, b)
+    product()
     best = 0.0
     for _ in range(rounds):
         started = time.perf_counter()
         for _ in range(10):
-            torch.mm(a, b)
+            product()
         best = max(best, 10 * 2 * 2048**3 / (time.perf_counter() - started) / 1e9)
     return best
 
@@ -146,7 +167,7 @@ def main() -> None:
         raise SystemExit(f"Error: results/models/{args.model}/hf is missing; run `snakemake cache_llm` first.")
     rows = [training_row(args.repeats), training_row(args.repeats, "bfloat16"), capture_row(args.model, args.rows, 2),
             start_up_row(args.model)]
-    lines = ["| step | CPU s per call | share in matrix products | their rate (mm, addmm, bmm), GFLOP/s "
+    lines = ["| step | CPU s per call | share in matrix products | their rate (mm, addmm, bmm, oneDNN linear), GFLOP/s "
              "| matrix-product ceiling, GFLOP/s |", "|---|---|---|---|---|"]
     for row in rows:
         share = "" if row["matrix_share"] is None else f"{row['matrix_share']:.0%}"

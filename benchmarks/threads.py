@@ -37,13 +37,13 @@ sys.path.insert(0, str(ROOT / "src"))
 def twin_training_step(dtype: str = "float32"):
     """(model, step) for a RoPE twin of config/config.yaml's size: ``step()`` is one training step (forward,
     backward, AdamW) on a fixed batch of the twins' size, and returns the tokens it trained on.  With
-    ``dtype="bfloat16"`` the forward runs under CPU autocast, as training does with ``training.dtype: bfloat16``."""
+    ``dtype`` (``training.dtype``'s values) the forward runs as training runs it (``twins.train.precision``)."""
     import torch
 
     from behind_rope.config import load
     from behind_rope.experiments import twin_settings
     from behind_rope.twins.model import TwinSize, build_twin
-    from behind_rope.twins.train import TrainSettings, make_optimizer
+    from behind_rope.twins.train import TrainSettings, make_optimizer, precision, training_dtype
 
     settings = twin_settings(load(), "rope")
     size, train = TwinSize(**settings["size"]), TrainSettings(**settings["train"])
@@ -51,9 +51,11 @@ def twin_training_step(dtype: str = "float32"):
     optimizer = make_optimizer(model, train)
     batch = torch.randint(0, size.vocab_size, (train.batch_size, size.max_positions),
                           generator=torch.Generator().manual_seed(0))
+    cpu = torch.device("cpu")
+    in_dtype = training_dtype(cpu, dtype)
 
     def step() -> int:
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
+        with precision(cpu, in_dtype):
             loss = model(input_ids=batch, labels=batch).loss
         loss.backward()
         optimizer.step()

@@ -29,6 +29,11 @@ def test_inside_the_block_the_layers_compute_with_oneDNN_what_the_stock_layers_c
     for expected, got in zip(stock, fast, strict=True):
         torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
     assert not any("forward" in module.__dict__ for module in linears(model))  # as they were
+    with kernels.onednn_linears(layers) as outer:
+        with kernels.onednn_linears(layers[:1]) as inner:  # nested: the outer block keeps its packing
+            assert inner == 0
+        assert outer > 0 and all("forward" in module.__dict__ for module in linears(layers))
+    assert not any("forward" in module.__dict__ for module in linears(model))
 
 
 def test_nothing_is_packed_with_autograd_on_or_for_other_dtypes_and_autocast_takes_the_stock_path():

@@ -2,6 +2,7 @@
 
 import gc
 import math
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -141,3 +142,17 @@ def test_auto_trains_in_bf16_only_where_the_hardware_has_it(monkeypatch):
         assert training.training_dtype(torch.device("cpu"), "auto") == (torch.bfloat16 if native else torch.float32)
         assert training.training_dtype(torch.device("cpu"), "float32") == torch.float32
         assert training.training_dtype(torch.device("cpu"), "bfloat16") == torch.bfloat16
+
+
+def test_a_cpu_that_lists_native_bf16_is_found_to_have_it():
+    """``native_bf16`` asks PyTorch's own (private) checks; were they renamed, it would quietly answer False and
+    ``auto`` would train in float32.  On a CPU whose flags list AVX512-BF16 or AMX-BF16, it must answer True."""
+    import pytest
+
+    from behind_rope.twins.train import native_bf16
+
+    cpuinfo = Path("/proc/cpuinfo")
+    flags = set(cpuinfo.read_text().split()) if cpuinfo.is_file() else set()
+    if not flags & {"avx512_bf16", "amx_bf16"}:
+        pytest.skip("this CPU lists neither AVX512-BF16 nor AMX-BF16 in /proc/cpuinfo")
+    assert native_bf16(torch.device("cpu"))

@@ -44,12 +44,14 @@ def packable(module: torch.nn.Module) -> bool:
 @contextmanager
 def onednn_linears(layers):
     """Within the block, every float32 ``nn.Linear`` in ``layers`` (modules, e.g. the decoder layers a pass
-    runs) computes with a packed copy of its weight; afterwards they are as they were.
+    runs) computes with a packed copy of its weight; afterwards they are as they were.  Blocks may nest.
 
     The packed copies take as much memory as the weights they copy, so pass only the layers that run.
     The weights must not change inside the block (it runs under ``torch.no_grad``).
     """
-    linears = [module for layer in layers for module in layer.modules() if packable(module)]
+    # A layer packed by an enclosing block already is left to that block.
+    linears = [module for layer in layers for module in layer.modules()
+               if packable(module) and "forward" not in module.__dict__]
     if not onednn_available():
         linears = []
     for module in linears:

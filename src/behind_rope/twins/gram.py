@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from behind_rope.llm.extract import record_scores, repeat_kv
+from behind_rope.llm.kernels import onednn_linears
 
 PANELS = "abcdefghi"  # in the paper's order; what each shows: workflow/scripts/fig3_nope_gram.py
 
@@ -46,6 +47,13 @@ def _query_key(layer, normed: torch.Tensor, position_embeddings):
 def gram_matrices(model, input_ids: torch.Tensor, tolerance: float = 1e-4) -> tuple[dict[str, np.ndarray], dict]:
     """The nine panels (each S x S, upper triangle NaN) and the agreement with the forward pass."""
     model = model.float().eval()
+    # The forward pass computes its linear layers with oneDNN on a CPU (record_scores): the recomputation
+    # takes the same kernels, so that the check compares the two computations, not two summation orders.
+    with onednn_linears(model.model.layers[:2]):
+        return _gram_matrices(model, input_ids, tolerance)
+
+
+def _gram_matrices(model, input_ids: torch.Tensor, tolerance: float) -> tuple[dict[str, np.ndarray], dict]:
     decoder = model.model
     first, second = decoder.layers[0], decoder.layers[1]
     seq_len = input_ids.shape[1]

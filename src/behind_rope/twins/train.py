@@ -67,6 +67,12 @@ def training_dtype(device: torch.device, requested: str = "auto") -> torch.dtype
     return torch.bfloat16 if native_bf16(device) else torch.float32
 
 
+def precision(device: torch.device, dtype: torch.dtype):
+    """The context of a forward pass in ``dtype`` (:func:`training_dtype`): bf16 autocast (the weights and
+    AdamW's state stay float32), or nothing for float32."""
+    return torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32)
+
+
 def plateaued(evaluations: list[tuple[int, float]], rule: StopWhen) -> bool:
     """True when the latest held-out loss is less than ``min_relative_gain`` below the one ``window`` steps
     before it (the latest evaluation at or before that step); False while there is none that old."""
@@ -102,7 +108,7 @@ def validation_loss(model, valid: torch.Tensor, batch_size: int, device: torch.d
     total, tokens = 0.0, 0
     for start in range(0, len(valid), batch_size):
         batch = valid[start : start + batch_size].to(device)
-        with torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32):
+        with precision(device, dtype):
             loss = model(input_ids=batch, labels=batch).loss
         count = batch.shape[0] * (batch.shape[1] - 1)
         total, tokens = total + loss.item() * count, tokens + count
@@ -177,7 +183,7 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, settings)
         batch = train[batch_indices(step, settings, len(train))].to(device)
-        with torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32):
+        with precision(device, dtype):
             loss = model(input_ids=batch, labels=batch).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
