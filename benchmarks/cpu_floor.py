@@ -5,7 +5,7 @@ The twins' training and the LLM score runs hold most of a cold run's CPU time (d
 much of their time is already the matrix products themselves.  This script measures, in one run:
 
 - a training step of the default twin (1 thread, as the rule runs it), and the capture of one
-  LLM's first 4 layers on 1,024-token rows (2 threads, as the rule runs it), each under torch's
+  LLM's first 4 layers on 1,024-token rows (1 thread, as the rule runs it: resources.llm), each under torch's
   profiler: the share of CPU time in matrix products (mm, addmm, bmm, the oneDNN linear layers of
   ``behind_rope.llm.kernels``, SDPA), and the rate the plain products (mm, addmm, bmm, whose FLOPs the
   profiler counts, and the oneDNN linear layers, whose FLOPs come from their shapes) reach, beside what
@@ -54,7 +54,8 @@ def flops(event) -> float:
     if event.key == ONEDNN_LINEAR:
         inputs, weight = event.input_shapes[:2]
         return 2.0 * float(np.prod(inputs)) * weight[0] * event.count
-    return event.flops
+    # With the shapes recorded, the profiler counts elementwise FLOPs too: only the products count here.
+    return event.flops if event.key in ("aten::mm", "aten::addmm", "aten::bmm") else 0
 
 
 def matrix_rate(profile) -> float:
@@ -99,14 +100,14 @@ def capture_row(model_name: str, rows: int, repeats: int) -> dict:
     from behind_rope.llm.extract import record_scores
     from behind_rope.llm.loading import load_model
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(1)
     model = load_model({"local": str(ROOT / f"results/models/{model_name}/hf")}, model_name, torch.device("cpu"),
                        torch.float32)
     tokens = torch.from_numpy(np.load(ROOT / f"results/inputs/{model_name}/fig5.npy")[:rows])
     seconds, share, rate = profiled(lambda: record_scores(model, tokens.split(4), range(4)), repeats)
-    return {"step": f"scores: {model_name}, first 4 layers of {rows} x {tokens.shape[1]} tokens (2 threads)",
+    return {"step": f"scores: {model_name}, first 4 layers of {rows} x {tokens.shape[1]} tokens (1 thread)",
             "cpu_seconds": seconds, "matrix_share": share, "rate": rate,
-            "peak": max(single_matmul_rate(2), single_matmul_rate(2, kernel="onednn"))}
+            "peak": max(single_matmul_rate(1), single_matmul_rate(1, kernel="onednn"))}
 
 
 def single_matmul_rate(threads: int, dtype=None, rounds: int = 3, kernel: str = "stock") -> float:
