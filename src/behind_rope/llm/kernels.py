@@ -7,21 +7,23 @@ runs and the patching spend most of their time in these products.  The arithmeti
 float32 products summed in float32, in another order, so the results agree to float32 rounding, as
 another CPU's kernels would; a row's result does not depend on the other rows of the batch.
 
-Nothing changes on a GPU, in another dtype, with autograd on, or under a PyTorch without these
-operators (they are the ones its own compiler uses for frozen CPU models).
+Nothing changes on a GPU, on a CPU other than x86-64, in another dtype, with autograd on, or under a
+PyTorch without these operators (they are the ones its own compiler uses for frozen CPU models).
 """
 
 from __future__ import annotations
 
+import platform
 from contextlib import contextmanager
 
 import torch
 
 
 def onednn_available() -> bool:
+    """On an x86-64 CPU (the hosts measured; on ARM, oneDNN runs other back ends) with the operators present."""
     ops = torch.ops.mkldnn
-    return torch.backends.mkldnn.is_available() and all(
-        hasattr(ops, name) for name in ("_reorder_linear_weight", "_linear_pointwise"))
+    return (platform.machine().lower() in ("x86_64", "amd64") and torch.backends.mkldnn.is_available()
+            and all(hasattr(ops, name) for name in ("_reorder_linear_weight", "_linear_pointwise")))
 
 
 def _packed_forward(weight: torch.Tensor, bias: torch.Tensor | None):
