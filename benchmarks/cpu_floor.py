@@ -120,10 +120,12 @@ def single_matmul_rate(threads: int, dtype=None, rounds: int = 3, kernel: str = 
     torch.set_num_threads(threads)
     a, b = torch.randn(2048, 2048, dtype=dtype), torch.randn(2048, 2048, dtype=dtype)
     if kernel == "onednn":
-        packed = torch.ops.mkldnn._reorder_linear_weight(b)
+        from behind_rope.llm.kernels import packed_linear
+
+        linear = packed_linear(b, None)
 
         def product():
-            return torch.ops.mkldnn._linear_pointwise(a, packed, None, "none", [], "")
+            return linear(a)
     else:
         def product():
             return torch.mm(a, b)

@@ -57,8 +57,8 @@ def test_a_score_run_packs_the_layers_it_runs_and_records_what_the_stock_kernels
     model = tiny_model("gemma3_text")
     tokens = torch.randint(0, 64, (4, 12), generator=torch.Generator().manual_seed(2))
     packed = []
-    real = kernels._packed_forward
-    monkeypatch.setattr(kernels, "_packed_forward", lambda weight, bias: packed.append(weight) or real(weight, bias))
+    real = kernels.packed_linear
+    monkeypatch.setattr(kernels, "packed_linear", lambda weight, bias: packed.append(weight) or real(weight, bias))
     fast = record_scores(model, tokens.split(2), range(2), per_head=True).result()
     # The pass stops in the attention of layer 2 of 3: layers 1 and 2 were packed, layer 3 was not.
     assert len(packed) == len(linears(model.model.layers[:2]))

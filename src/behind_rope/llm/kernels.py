@@ -26,8 +26,9 @@ def onednn_available() -> bool:
             and all(hasattr(ops, name) for name in ("_reorder_linear_weight", "_linear_pointwise")))
 
 
-def _packed_forward(weight: torch.Tensor, bias: torch.Tensor | None):
-    packed = torch.ops.mkldnn._reorder_linear_weight(weight.detach())  # once per block, not per call
+def packed_linear(weight: torch.Tensor, bias: torch.Tensor | None):
+    """``inputs -> inputs @ weight^T + bias`` with oneDNN, on a copy of ``weight`` packed once, here."""
+    packed = torch.ops.mkldnn._reorder_linear_weight(weight.detach())
     bias = None if bias is None else bias.detach()
 
     def forward(inputs: torch.Tensor) -> torch.Tensor:
@@ -57,7 +58,7 @@ def onednn_linears(layers):
     if not onednn_available():
         linears = []
     for module in linears:
-        module.forward = _packed_forward(module.weight, module.bias)  # an instance attribute: hooks still run
+        module.forward = packed_linear(module.weight, module.bias)  # an instance attribute: hooks still run
     try:
         yield len(linears)
     finally:
