@@ -11,8 +11,10 @@ claims.json for what it would cost:
 - the claims: for fewer documents or sequences, the split-half reliabilities the claims need, predicted
   by the Spearman-Brown formula (halves of half the size: r / (2 - r)) from the run's own values; for
   fewer seeds or steps, what C3's pre-registered rule and the twins' training record say; for the largest
-  LLM left out, which verdicts of C5a-C5d (each needs every model to pass) would change.  A prediction,
-  not a measurement: a run at the smaller size is what would decide.
+  LLM left out, which verdicts of C5a-C5d (each needs every model to pass) would change; for C6-C9
+  (issue 23's claims beyond the paper) left to the paper scale, that the default run no longer decides
+  them, which prices what their own runs cost.  A prediction, not a measurement: a run at the smaller
+  size is what would decide.
 
 Options combine job by job (a twin one option drops and another trains for fewer steps counts once).
 The last rows set what all of them leave of the run against what 900 s holds; the whole run's exact
@@ -23,6 +25,7 @@ A last table lists the smallest sets of options that would bring the whole run w
     python benchmarks/less_work.py --run DIR                 # DIR: a finished default run (results/)
     python benchmarks/less_work.py --run DIR --summary FILE  # FILE: that run's summary.json (default: results/benchmarks/)
     python benchmarks/less_work.py --run DIR --update-docs   # also rewrite the less_work table of docs/results.md
+    python benchmarks/less_work.py --run DIR --update-docs --block less_work_avx2   # the table of a host without AVX-512
 """
 
 from __future__ import annotations
@@ -102,6 +105,24 @@ def without_model_cost(claims: dict, model: str) -> str:
             f"largest rung; verdicts that change: {', '.join(changed) or 'none'}")
 
 
+def position_jobs(config: dict, jobs: dict[str, float]) -> dict[str, float]:
+    """Every job that only claims C6-C9 need: the runs of their token sets and of the model variants, the patching,
+    the simulations only C8 reads, the metrics of all these, their claims step and their figures."""
+    from behind_rope import experiments
+    from behind_rope.figures import table
+
+    c8 = experiments.claim_arguments(config, "C8")
+    sets = {c8["inputs"], c8["window_inputs"], experiments.claim_arguments(config, "C7")["inputs"]}
+    simulations = [*c8["simulation_ntk"], c8["simulation_window"]]
+    figures = [name for name, figure in table.load(config)[1].items()
+               if experiments.RESULT_FILES["position_claims"] in figure.inputs]
+    patterns = ([f"{step}/*/{name}_*" for step in ("scores", "metrics") for name in sets]
+                + [f"{step}/*.*/*" for step in ("scores", "metrics")]  # a model variant is <model>.<variant>
+                + [f"simulate/{name}" for name in simulations] + [f"metrics/simulation/{name}" for name in simulations]
+                + ["position/*", "position_claims"] + [f"figures/{name}" for name in figures])
+    return merged(*(cut(jobs, pattern) for pattern in patterns))
+
+
 def options(run: Path, config: dict, jobs: dict[str, float]) -> list[tuple[str, dict[str, float], str]]:
     """(option, its cut of the run's jobs, what it costs the claims) for each way of doing less work."""
     claims, rules = json.loads((run / "results/claims.json").read_text()), config["claims"]
@@ -130,6 +151,12 @@ def options(run: Path, config: dict, jobs: dict[str, float]) -> list[tuple[str, 
         [layer for layer in criteria["layers"] if layer > 1],  # C5a's structure check is after layer 1
         criteria["min_reliability"], criteria["min_layers"])
 
+    iid_cost = reliability_cost(
+        "models whose i.i.d. tokens reach C5a's block reliability", claims["C5a"]["measured"]["models"],
+        lambda record, layer: record["iid_tokens"][layer]["block_reliability"],
+        [layer for layer in criteria["layers"] if layer > 1], criteria["min_reliability"], criteria["min_layers"])
+    iid_cost += "; the no-mask runs are controls that must fail (C5a, C5c): less data makes them no likelier to pass"
+
     llms = config["llm"]["models"]
     options = [("C3 on three seeds instead of five (two trainings, two untrained twins, their score and metrics jobs)",
                 seeds, seeds_cost),
@@ -147,6 +174,10 @@ def options(run: Path, config: dict, jobs: dict[str, float]) -> list[tuple[str, 
         options.append((f"the LLMs without the largest, {largest} (its downloads, dequantisation, tokens, score runs, "
                         "metrics and appendix figure)", merged(*(cut(jobs, pattern) for pattern in patterns)),
                         without_model_cost(claims, largest)))
+    options += [("the i.i.d. runs (with and without the mask) on half their sequences",
+                 merged(*(cut(jobs, f"scores/{m}/random_*", 0.5) for m in llms)), iid_cost),
+                ("C6-C9 (issue 23) left to the paper scale: their token sets, model variants, patching, simulations, "
+                 "metrics and figures", position_jobs(config, jobs), "C6-C9 not decided by the default run; C1-C5 unchanged")]
     return options
 
 
@@ -156,6 +187,8 @@ def main() -> None:
     parser.add_argument("--summary", type=Path, default=ROOT / "results/benchmarks/summary.json",
                         help="the same cold run's summary (run_benchmarks.py writes it): its exact CPU time")
     parser.add_argument("--update-docs", action="store_true")
+    parser.add_argument("--block", default="less_work",
+                        help="the table of docs/results.md to rewrite (less_work_avx2: a run on a host without AVX-512)")
     args = parser.parse_args()
     process_log = args.run / "processes.jsonl"
     for needed in (args.run / "results/claims.json", process_log):
@@ -183,7 +216,12 @@ def main() -> None:
     if args.summary.is_file():  # the same cold run's exact CPU time (run_benchmarks.py writes both)
         summary = json.loads(args.summary.read_text())
         total, cores = summary["full_default_run_cpu_s"], int(summary["machine"].split()[0])
-        lines += [f"| the whole run (Snakemake's own and the warm-start server's included) | {total:.0f} |",
+        lines += [f"| the whole run's wall time, s (the CPU: one 2048 x 2048 float32 product at "
+                  f"{summary['matmul_gflops_before']['1']:.0f} GFLOP/s on 1 thread before it) | "
+                  f"{summary['full_default_run_s']:.0f} |",
+                  f"| the whole run (Snakemake's own and the warm-start server's included) | {total:.0f} |",
+                  *(f"| of which the step `{step}` | {summary['steps'][step]['cpu_s']:.0f} |" for step in ("scores", "train")
+                    if step in summary["steps"]),
                   f"| the whole run, all {len(rows)} options taken | {total - off:.0f} |",
                   f"| what 900 s holds on {cores} cores at this run's CPU use ({summary['cpu_use']:.2f}) | "
                   f"{900 * cores * summary['cpu_use']:.0f} |"]
@@ -196,7 +234,8 @@ def main() -> None:
     if args.update_docs:
         from results_doc import update
 
-        update("less_work", f"_Computed by `python benchmarks/less_work.py --update-docs` from {args.run.name}: each "
+        block = "" if args.block == "less_work" else f" --block {args.block}"
+        update(args.block, f"_Computed by `python benchmarks/less_work.py --update-docs{block}` from {args.run.name}: each "
                             "job's exact CPU time (its process log), its claims.json (Spearman-Brown predictions)"
                             + (" and its summary.json (the whole run's exact CPU time)" if args.summary.is_file() else "")
                             + "._\n\n"

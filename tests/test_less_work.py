@@ -7,7 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from less_work import cpu_off, cut, halved, merged, models_reaching, smallest_fitting, without_model_cost  # noqa: E402
+from less_work import cpu_off, cut, halved, merged, models_reaching, position_jobs, smallest_fitting, without_model_cost  # noqa: E402
 
 
 @pytest.mark.parametrize("half_size", [0.2, 0.5, 0.9])
@@ -52,3 +52,17 @@ def test_only_the_smallest_sets_of_options_that_reach_the_target_are_listed():
     assert [chosen for chosen, _ in found] == [(0, 1), (0, 2), (1, 2, 3)]
     assert [off for _, off in found] == [90.0, 80.0, 75.0]
     assert smallest_fitting(rows, jobs, 200.0) == []
+
+
+def test_the_position_claims_option_takes_their_own_jobs_and_nothing_the_paper_claims_read():
+    from behind_rope.config import load
+
+    own = ["scores/smollm2/first_causal", "scores/qwen2_5_coder/first_noncausal", "scores/gemma3/long_causal",
+           "scores/gemma3.bos_random3/first_causal", "metrics/smollm2.ntk4/first_causal", "metrics/gemma3/first_causal",
+           "simulate/rope_ntk8_alpha0.0", "metrics/simulation/rope_window16_alpha0.0", "position/gemma3",
+           "position_claims", "figures/figS_patching", "figures/figS_log_z_growth"]
+    shared = ["scores/gemma3/fig5_causal", "scores/smollm2/random_noncausal", "metrics/qwen2_5_coder/text_causal",
+              "scores/nope_seed1/text_causal", "simulate/rope_causal_alpha0.0", "metrics/simulation/rope_noncausal_alpha0.0",
+              "figures/fig5_llm_layers", "claims", "train/nope"]
+    jobs = dict.fromkeys(own + shared, 1.0)
+    assert sorted(position_jobs(load(), jobs)) == sorted(own)
