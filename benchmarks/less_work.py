@@ -145,16 +145,16 @@ def options(run: Path, config: dict, jobs: dict[str, float]) -> list[tuple[str, 
         lambda record, layer: record["figure5"][layer]["drawn_reliability"], rules["C5d"]["criteria"]["layers"],
         recorded["figure5_min_reliability"], recorded["figure5_min_layers"])
     criteria = rules["C5a"]["criteria"]
-    text_cost = reliability_cost(
-        "models whose text reaches C5a's block reliability", claims["C5a"]["measured"]["models"],
-        lambda record, layer: record["text"][layer]["block_reliability"],
-        [layer for layer in criteria["layers"] if layer > 1],  # C5a's structure check is after layer 1
-        criteria["min_reliability"], criteria["min_layers"])
+    structure_layers = [layer for layer in criteria["layers"] if layer > 1]  # C5a's structure check is after layer 1
 
-    iid_cost = reliability_cost(
-        "models whose i.i.d. tokens reach C5a's block reliability", claims["C5a"]["measured"]["models"],
-        lambda record, layer: record["iid_tokens"][layer]["block_reliability"],
-        [layer for layer in criteria["layers"] if layer > 1], criteria["min_reliability"], criteria["min_layers"])
+    def c5a_cost(tokens_reach: str, run: str) -> str:
+        return reliability_cost(
+            f"models whose {tokens_reach} C5a's block reliability", claims["C5a"]["measured"]["models"],
+            lambda record, layer: record[run][layer]["block_reliability"], structure_layers,
+            criteria["min_reliability"], criteria["min_layers"])
+
+    text_cost = c5a_cost("text reaches", "text")
+    iid_cost = c5a_cost("i.i.d. tokens reach", "iid_tokens")
     iid_cost += "; the no-mask runs are controls that must fail (C5a, C5c): less data makes them no likelier to pass"
 
     llms = config["llm"]["models"]

@@ -1,6 +1,7 @@
 """The criterion commit of each claim, and the criteria history, read from throwaway git repositories."""
 
 import datetime
+import json
 import re
 import shutil
 import subprocess
@@ -93,6 +94,23 @@ def test_criterion_commit_is_the_last_commit_that_changed_the_claim(tmp_path):
     third = commit(repo, {"config/claims.yaml": CLAIMS.replace("min_locality: 0.9", "min_locality: 0.8")
                           .replace("tolerance: 0.02", "tolerance: 0.05")}, "B's criterion")
     assert criterion_commits(repo, PATHS) == {"A": second[:12], "B": third[:12]}
+
+
+def test_kept_versions_give_the_same_commits_and_follow_the_history(tmp_path):
+    """The parsed versions kept by object id answer as parsing does; a new commit adds its version, and a
+    file that is not JSON is parsed past, not trusted."""
+    repo = make_repo(tmp_path)
+    first = first_config(repo)
+    kept = tmp_path / "kept.json"
+    assert criterion_commits(repo, PATHS, kept=kept) == {"A": first[:12], "B": first[:12]}
+    oids = {git(repo, "rev-parse", f"HEAD:{file}") for file in ("config/config.yaml", "config/claims.yaml")}
+    assert set(json.loads(kept.read_text())) == oids
+    second = commit(repo, {"config/claims.yaml": CLAIMS.replace("min_locality: 0.9", "min_locality: 0.8")}, "A's criterion")
+    answer = {"A": second[:12], "B": first[:12]}
+    assert criterion_commits(repo, PATHS, kept=kept) == answer == criterion_commits(repo, PATHS)
+    assert set(json.loads(kept.read_text())) == oids | {git(repo, "rev-parse", "HEAD:config/claims.yaml")}
+    kept.write_text("{not json")
+    assert criterion_commits(repo, PATHS, kept=kept) == answer
 
 
 def test_a_comment_or_reformatting_is_no_change(tmp_path):

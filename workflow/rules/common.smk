@@ -55,9 +55,12 @@ job_threads = partial(rule_helpers.job_threads, RESOURCES)
 job_resources = partial(rule_helpers.job_resources, RESOURCES)
 on_submit_host = partial(rule_helpers.on_submit_host, RESOURCES)
 settings = partial(rule_helpers.settings, config)
-# Per claim, the commit that last changed its criterion, read with git now (the claims rule passes it on).
+# Per claim, the commit that last changed its criterion, read with git now (the claims rule passes it on); the
+# versions of the config it parses are kept in Snakemake's folder for the next start.
 CRITERION_COMMITS = criterion_commits(
-    Path(workflow.basedir), {name: deciding_paths(config, name) for name in config["claims"]}
+    Path(workflow.basedir),
+    {name: deciding_paths(config, name) for name in config["claims"]},
+    kept=Path(".snakemake") / "behind_rope_criteria_yaml.json",
 )
 TWINS = config["training"]["twins"]
 LLMS = experiments.scored_llms(config)

@@ -5,16 +5,19 @@ the last commit that changed the values the verdict depends on (``criterion_comm
 config/criteria_history.yaml says why each change was made (``load_history``, printed by
 ``history_markdown`` and ``history_latex``).  ``unrecorded_changes`` lets a test keep that history complete.
 
-Everything here reads git with subprocess and never writes to the repository.  A failure of git gives
+Everything here reads git with subprocess and never writes to the repository (``criterion_commits`` may
+keep what it parsed in a file it is given: Snakemake's own folder).  A failure of git gives
 "unknown", never an error: the commit is provenance, not a reason to stop the workflow.
 """
 
 from __future__ import annotations
 
 import datetime
+import json
 import subprocess
 from pathlib import Path
 
+from behind_rope import atomic
 from behind_rope.config import load_yaml
 
 CONFIG_FILES = ("config/config.yaml", "config/claims.yaml")
@@ -39,23 +42,28 @@ def deciding_paths(claims_config: dict, name: str) -> list[str]:
     return paths
 
 
-def criterion_commits(root: Path, paths_by_claim: dict[str, list[str]], files=CONFIG_FILES) -> dict[str, str]:
+def criterion_commits(root: Path, paths_by_claim: dict[str, list[str]], files=CONFIG_FILES,
+                      kept: Path | None = None) -> dict[str, str]:
     """Per claim, the 12-character commit that last changed the values at its paths.
 
     Values are compared as parsed YAML of ``files`` merged in order, so a comment or a reformatting is no
     change.  "uncommitted" when the working tree's values differ from HEAD's, "unknown" when git cannot
     tell (no repository, no git, no value anywhere).  Snakemake calls this on every parse of the workflow,
     so it runs two git processes whatever the length of the history: one log, one cat-file --batch.
+    ``kept``: a JSON file that keeps each version's parsed YAML for the next call, by git object id (parsing
+    every version again took most of this function's time: benchmarks/parse_time.py).
     """
     root = Path(root)
     try:
         commits = _git(root, "log", "--format=%H", "--", *files).split()
         blobs = _cat_file(root, [f"{commit}:./{file}" for commit in ["HEAD", *commits] for file in files])
-        parsed: dict[str, object] = {}
+        parsed = _read_kept(kept)
+        kept_before = set(parsed)
         configs = [_merged([blobs[f"{commit}:./{file}"] for file in files], parsed) for commit in ["HEAD", *commits]]
         working = _overlay_all(_read_working(root / file) for file in files)
     except Exception:
         return {name: UNKNOWN for name in paths_by_claim}
+    _keep_parsed(kept, parsed, {blob[0] for blob in blobs.values() if blob is not None}, kept_before)
     head, history = configs[0], configs[1:]
     answers = {}
     for name, paths in paths_by_claim.items():
@@ -224,6 +232,32 @@ def _parse(blob: tuple[str, bytes] | None, parsed: dict) -> object:
     if oid not in parsed:
         parsed[oid] = load_yaml(data.decode())
     return parsed[oid]
+
+
+def _read_kept(kept: Path | None) -> dict[str, object]:
+    """The kept versions by object id; none when there is no file or it cannot be read."""
+    try:
+        found = json.loads(Path(kept).read_text()) if kept else {}
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _keep_parsed(kept: Path | None, parsed: dict[str, object], used: set[str], kept_before: set[str]) -> None:
+    """Write the parsed versions in ``used`` to ``kept`` when that adds or drops one; best effort.
+
+    An object id names its bytes, so a kept entry never goes stale.  Only an entry that JSON gives back
+    exactly is kept (YAML may hold what JSON has not: a date, a number as a key); any other is parsed again.
+    """
+    if kept is None or used == kept_before:
+        return
+    keep = {oid: parsed[oid] for oid in used if oid in parsed and json.loads(json.dumps(parsed[oid])) == parsed[oid]}
+    if keep.keys() == kept_before:
+        return
+    try:
+        atomic.write_text(kept, json.dumps(keep, sort_keys=True))
+    except OSError:  # a read-only folder: the next call parses again
+        pass
 
 
 def _merged(blobs, parsed: dict) -> dict:
