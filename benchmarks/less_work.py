@@ -57,6 +57,11 @@ def merged(*cuts: dict[str, float]) -> dict[str, float]:
     return {job: 1 - rest for job, rest in left.items()}
 
 
+def cut_all(jobs: dict[str, float], patterns: list[str]) -> dict[str, float]:
+    """Every job that one of ``patterns`` matches, dropped whole."""
+    return merged(*(cut(jobs, pattern) for pattern in patterns))
+
+
 def cpu_off(cuts: dict[str, float], jobs: dict[str, float]) -> float:
     """CPU seconds a cut takes off the run whose jobs took ``jobs`` CPU seconds each."""
     return sum(jobs[job] * share for job, share in cuts.items())
@@ -120,7 +125,7 @@ def position_jobs(config: dict, jobs: dict[str, float]) -> dict[str, float]:
                 + [f"{step}/*.*/*" for step in ("scores", "metrics")]  # a model variant is <model>.<variant>
                 + [f"simulate/{name}" for name in simulations] + [f"metrics/simulation/{name}" for name in simulations]
                 + ["position/*", "position_claims"] + [f"figures/{name}" for name in figures])
-    return merged(*(cut(jobs, pattern) for pattern in patterns))
+    return cut_all(jobs, patterns)
 
 
 def options(run: Path, config: dict, jobs: dict[str, float]) -> list[tuple[str, dict[str, float], str]]:
@@ -172,7 +177,7 @@ def options(run: Path, config: dict, jobs: dict[str, float]) -> list[tuple[str, 
             f"{step}/{largest}" for step in ("assemble_gguf", "cache_llm", "tokenizer", "inputs")] + [
             f"figures/figS_llm_{largest}_all_layers"]
         options.append((f"the LLMs without the largest, {largest} (its downloads, dequantisation, tokens, score runs, "
-                        "metrics and appendix figure)", merged(*(cut(jobs, pattern) for pattern in patterns)),
+                        "metrics and appendix figure)", cut_all(jobs, patterns),
                         without_model_cost(claims, largest)))
     options += [("the i.i.d. runs (with and without the mask) on half their sequences",
                  merged(*(cut(jobs, f"scores/{m}/random_*", 0.5) for m in llms)), iid_cost),

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -33,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from behind_rope.claims.preregistration import criterion_commits, deciding_paths  # noqa: E402
-from behind_rope.config import load_yaml, merge  # noqa: E402
+from behind_rope.config import load  # noqa: E402
 
 
 def child_seconds(command: list[str], cwd: Path) -> tuple[float, float, str]:
@@ -62,9 +61,8 @@ def whole_parse(against: str, rounds: int) -> list[str]:
                 for name in list(trees)[:: 1 if round_ % 2 == 0 else -1]:
                     cpu, wall, _ = child_seconds(snakemake, trees[name])
                     times[name].append((cpu, wall))
-        finally:
+        finally:  # the temporary folder goes with its files; git forgets the worktree here
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(other)], check=False)
-            shutil.rmtree(other, ignore_errors=True)
     medians = {name: [statistics.median(run[i] for run in runs) for i in (0, 1)] for name, runs in times.items()}
     this, base, _ = medians.values()
     same = listed["this checkout"] == listed[f"{against} (worktree)"]
@@ -83,7 +81,7 @@ def median_seconds(work, rounds: int) -> float:
 
 
 def parts(rounds: int) -> list[str]:
-    config = merge(load_yaml((ROOT / "config/config.yaml").read_text()), load_yaml((ROOT / "config/claims.yaml").read_text()))
+    config = load()  # the config workflow/rules/common.smk reads the claims' paths from
     paths = {name: deciding_paths(config, name) for name in config["claims"]}
     with tempfile.TemporaryDirectory() as tmp:
         kept = Path(tmp) / "kept.json"
