@@ -114,6 +114,11 @@ def test_token_sets_name_their_models_and_per_model_sizes():
     # The 1.5B model reads claim C5's sets, not those of C6-C9 (deeper than its dequantised layers).
     assert experiments.position_models(config) == ["smollm2", "gemma3", "qwen2_5_coder"]
     assert "qwen2_5_coder_1_5b" in experiments.c5_runs(config)
+    assert "the figures draw at most 256 block means" in broken(lambda c: c["measures"].update(drawn_grid=128))
+    assert "must equal 'simulation.seq_len'" in broken(lambda c: c["twin_analysis"].update(seq_len=40))
+    # Claims C5a-C5d share their runs by role, so one claim's entry cannot choose another's run unseen.
+    assert "C5d names 'text_noncausal' as its iid run, C5a names 'random_causal'" in broken(
+        lambda c: c["claims"]["C5d"]["recorded"].update(iid="text_noncausal"))
     assert experiments.set_models(config, "long") == ["smollm2", "gemma3"]
     sizes = {model: experiments.llm_input_sets(config, model) for model in ("smollm2", "gemma3")}
     fig5 = config["llm"]["inputs"]["fig5"]

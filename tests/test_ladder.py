@@ -76,3 +76,19 @@ def test_trend_reads_only_steps_that_go_one_way():
 
     assert (trend([0.1, 0.2, 0.5]), trend([3, 2, 1]), trend([0.1, 0.3, 0.2]), trend([None, 1.0])) == (
         "rises", "falls", "mixed", "mixed")
+
+
+def test_a_models_mean_first_key_contrast_is_of_its_size_whatever_the_signs(claims):
+    """C5c counts the first keys' contrast of either sign: layers of opposite sign must not cancel in the mean."""
+    import copy
+
+    from behind_rope.claims.ladder import ladder_layers, model_means
+
+    flipped = copy.deepcopy(claims)
+    layers = [str(layer) for layer in ladder_layers(claims)]
+    rows = flipped["C5c"]["measured"]["models"]["tiny_llama"]["figure5"]
+    rows[layers[0]]["first_keys_contrast"] = -abs(rows[layers[0]]["first_keys_contrast"])
+    for layer in layers[1:]:
+        rows[layer]["first_keys_contrast"] = abs(rows[layer]["first_keys_contrast"])
+    sizes = [abs(rows[layer]["first_keys_contrast"]) / rows[layer]["first_keys_noise"] for layer in layers]
+    assert model_means(flipped)["tiny_llama"]["first_keys"] == pytest.approx(sum(sizes) / len(sizes))

@@ -131,7 +131,7 @@ def _position_claims(c7_after: float = 1.0, middle: float = 0.01) -> dict:
         "C8a": claim_c8a(metrics, {"m": {"1": "m/first", "2": "m.ntk2/first"}}, {"1": "s/ref", "2": "s/ntk2"},
                          layers=[2, 3, 4], floor_multiple=2.0),
         "C8b": claim_c8b(windows.get, lambda run: windows[run]["metadata"], {"sliding": "g/long", "no_window": "s/long"},
-                         {}, min_query=16, min_depth_correlation=0.5, floor_multiple=2.0),
+                         {}, min_query=16, min_depth_correlation=0.5, floor_multiple=2.0, min_layer_share=0.5),
         "C9": claim_c9({"m/first": {"sink": sink, "sink_half_a": sink, "layers": np.arange(1, 5)}}.get, {"m": _patching(0.5, middle)},
                        {"m": "m/first"}, layers=[2, 3, 4], sink_from_query=16, sink_min_attention=0.5,
                        min_relative_change=0.1, floor_multiple=2.0, min_layers=2, max_closed_system_gap=1e-5),

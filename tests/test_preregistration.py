@@ -36,11 +36,12 @@ claims:
     runs: {variants: [b1]}
     controls: {}
     criteria: {tolerance: 0.02}
+    recorded: {report_from: 2}
     depends_on: [training.steps]
 """
-PATHS = {"A": ["claims.A.runs", "claims.A.controls", "claims.A.criteria", "claims.A.depends_on", "measures"],
-         "B": ["claims.B.runs", "claims.B.controls", "claims.B.criteria", "claims.B.depends_on", "measures",
-               "training.steps"]}
+PATHS = {"A": ["claims.A.runs", "claims.A.controls", "claims.A.criteria", "claims.A.depends_on", "measures", "seed"],
+         "B": ["claims.B.runs", "claims.B.controls", "claims.B.criteria", "claims.B.recorded", "claims.B.depends_on",
+               "measures", "seed", "training.steps"]}
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,7 @@
 against tests/expected_verdicts.json."""
 
 import copy
+import fnmatch
 import json
 import os
 import re
@@ -9,7 +10,7 @@ import sys
 
 import pytest
 
-from behind_rope.claims.gate import compare, expected_from, verdicts
+from behind_rope.claims.gate import KEY_VALUES, compare, expected_from, verdicts
 from conftest import DEFAULT_RUN, GATE, GATE_MINUTES, ROOT, BackgroundRun, disk_gb
 
 EXPECTED = ROOT / "tests" / "expected_verdicts.json"
@@ -46,6 +47,21 @@ def test_verdicts_that_rest_on_one_seed_are_not_gated():
     gated = verdicts(CLAIMS)
     assert "C3.measured.checks.training_sanity" in gated and "C1.passed" in gated
     assert not any(".seeds." in path for path in gated)
+
+
+def test_a_simulation_run_or_control_that_stops_showing_the_effect_fails_the_gate():
+    claims = {"C2": {"passed": True, "measured": {"runs": {"causal": {"shows_effect": True}},
+                                                  "controls": {"noncausal": {"shows_effect": False}}}}}
+    flipped = copy.deepcopy(claims)
+    flipped["C2"]["measured"]["controls"]["noncausal"]["shows_effect"] = True
+    assert compare(flipped, expected_from(claims, "default")) == [
+        "C2.measured.controls.noncausal.shows_effect: expected FAIL, the run gives PASS"]
+
+
+def test_every_key_value_pattern_holds_values_in_the_expected_file():
+    """A pattern that matches no path of claims.json would gate nothing, silently."""
+    values = json.loads(EXPECTED.read_text())["values"]
+    assert [pattern for pattern in KEY_VALUES if not any(fnmatch.fnmatch(path, pattern) for path in values)] == []
 
 
 def test_the_expected_file_covers_every_claim():

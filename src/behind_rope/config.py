@@ -8,7 +8,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from behind_rope.experiments import SIMULATION, ModelVariant, TokenSet, claim_arguments, seed_twins, set_models
+from behind_rope.experiments import SIMULATION, ModelVariant, TokenSet, c5_runs, claim_arguments, seed_twins, set_models
+from behind_rope.maths.blocks import DRAWN_GRID
 from behind_rope.simulation.variants import Variant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,6 +176,14 @@ def _check_data_references(config: dict) -> None:
             raise ConfigError(f"Config error: 'llm.variants.{name}.models' names {unknown[0]!r}, which is not under "
                               f"pretrained ({', '.join(config['pretrained'])}).")
     _check_position_claims(config)
+    if config["measures"]["drawn_grid"] != DRAWN_GRID:
+        raise ConfigError(f"Config error: 'measures.drawn_grid' is {config['measures']['drawn_grid']}, but the figures draw "
+                          f"at most {DRAWN_GRID} block means per side (behind_rope.maths.blocks.DRAWN_GRID): a reliability "
+                          "'as drawn' (C5b, the Figure 5 panels) must be that of what is drawn.")
+    try:
+        c5_runs(config)
+    except ValueError as error:
+        raise ConfigError(f"Config error: {error}.") from None
     c5_layers = config["claims"]["C5a"]["criteria"]["layers"]
     if c5_layers[0] != 1 or c5_layers != sorted(set(c5_layers)):
         raise ConfigError("Config error: 'claims.C5a.criteria.layers' must start at layer 1 and increase, e.g. [1, 2, 3, 4].")
@@ -207,6 +216,9 @@ def _check_data_references(config: dict) -> None:
         raise ConfigError(f"Config error: 'claims.C3.criteria' asks for layers beyond the twins' {layers} (training.model.layers).")
     if config["twin_analysis"]["seq_len"] > data["seq_len"]:
         raise ConfigError("Config error: 'twin_analysis.seq_len' must be at most 'data.seq_len'.")
+    if config["twin_analysis"]["seq_len"] != config["simulation"]["seq_len"]:  # a key slope depends on S
+        raise ConfigError("Config error: 'twin_analysis.seq_len' must equal 'simulation.seq_len': claim C3 compares "
+                          "the twins' key slope with the simulations' at the same length.")
 
 
 def _check_llm_inputs(sets: dict, pretrained: dict) -> None:

@@ -314,10 +314,20 @@ C5_ROLES = ("text", "iid", "iid_no_mask", "figure5")
 
 def c5_runs(config: dict) -> dict[str, dict[str, str]]:
     """Per model, the runs claims C5a-C5d read (their runs, controls and recorded runs): text and i.i.d.
-    tokens with the mask, i.i.d. tokens without it, and the Figure 5 run."""
-    named = {}
+    tokens with the mask, i.i.d. tokens without it, and the Figure 5 run.
+
+    The four claims share these runs by role: a role two claims name must name the same run in both, or one
+    claim's entry (even a recorded one) would silently choose the run that decides another.
+    """
+    named, named_by = {}, {}
     for name in C5_CLAIMS:
-        named |= {role: run for role, run in claim_arguments(config, name).items() if role in C5_ROLES and isinstance(run, str)}
+        for role, run in claim_arguments(config, name).items():
+            if role not in C5_ROLES or not isinstance(run, str):
+                continue
+            if named.setdefault(role, run) != run:
+                raise ValueError(f"config/claims.yaml: {name} names {run!r} as its {role} run, {named_by[role]} names "
+                                 f"{named[role]!r}; claims C5a-C5d read one run per role")
+            named_by.setdefault(role, name)
     sets = {run.rsplit("_", 1)[0] for run in named.values()}
     models = [model for model in config["llm"]["models"] if all(model in set_models(config, s) for s in sets)]
     return {model: {role: f"{model}/{run}" for role, run in named.items()} for model in models}

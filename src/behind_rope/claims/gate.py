@@ -2,9 +2,10 @@
 
 ``tests/expected_verdicts.json`` holds, for the default scale, every verdict of results/claims.json
 that does not rest on a single training seed (each claim's, its checks', each model's, each
-statistic over the seeds, each control's and each Figure 3 panel's) and a few key measured values
-with a tolerance each.  CI runs the default workflow once and fails when a verdict differs or a
-value leaves its tolerance, so no change can flip a verdict unnoticed.  Changing a verdict on
+statistic over the seeds, each control's and each Figure 3 panel's, and whether each simulation run
+and control of C2 and C4 shows the effect) and a few key measured values with a tolerance each.  CI
+runs the default workflow once and fails when a verdict differs or a value leaves its tolerance, so
+no change can flip a verdict unnoticed.  Changing a verdict on
 purpose means rewriting that file (``python -m behind_rope verdict-gate --write``) in the same
 commit, with a row in config/criteria_history.yaml.
 """
@@ -14,7 +15,9 @@ from __future__ import annotations
 import fnmatch
 
 # Verdicts that rest on one seed may differ between CPUs (float32 kernels): they are recorded, not gated.
-SINGLE_SEED = ("C3.measured.seeds.*", "C3.measured.controls.untrained.seeds.*")
+SINGLE_SEED = ("C3.measured.seeds.*", "C3.measured.controls.untrained.seeds.*", "C3.measured.sanity.*")
+# The verdict of one run or control of a claim about the simulations (C2, C4): "passed" would misname it.
+RUN_VERDICT = "shows_effect"
 
 # Key values, with a tolerance (absolute) wide enough for another CPU and for seeds, narrow enough to
 # catch a changed computation.  Patterns match dotted paths of claims.json.
@@ -25,7 +28,7 @@ KEY_VALUES = {
     # moving by more than 1 between two kernel sets of one CPU (docs/results.md); only their verdicts are gated.
     "C4.measured.runs.*.layers.*.split_half_reliability": 0.02,
     "C4.measured.runs.*.layers.*.start_deficit": 0.01,
-    "C4.measured.from_layer_2.runs.*.layers.2.start_deficit": 0.01,
+    "C4.measured.from_layer_2.measured.runs.*.layers.2.start_deficit": 0.01,
     "C5a.measured.models.*.text.*.block_reliability": 0.05,
     "C5b.measured.models.*.layers.*.spread_ratio": 0.01,
     "C5c.measured.models.*.figure5.*.first_keys_contrast": 0.05,
@@ -49,14 +52,14 @@ def _leaves(tree, prefix=""):
 
 
 def verdicts(claims: dict) -> dict[str, bool]:
-    """Every gated verdict: each claim's ``passed``, and every boolean ``passed`` or check below it,
-    except those that rest on one seed."""
+    """Every gated verdict: each claim's ``passed``, and every boolean ``passed``, ``shows_effect`` or check
+    below it, except those that rest on one seed."""
     found = {}
     for path, value in _leaves(claims):
         if not isinstance(value, bool) or any(fnmatch.fnmatch(path, pattern) for pattern in SINGLE_SEED):
             continue
         parts = path.split(".")
-        if parts[-1] == "passed" or (len(parts) > 2 and parts[-2] == "checks"):
+        if parts[-1] in ("passed", RUN_VERDICT) or (len(parts) > 2 and parts[-2] == "checks"):
             found[path] = value
     return found
 

@@ -22,6 +22,9 @@ MEASURES = {
     "direction": ("C5d", "visible start deficit (logits)"),
     "reliability": ("C5d", "Figure 5 split-half reliability"),
 }
+# C5c counts the first keys' contrast whatever its sign: a model's mean over layers is of its size, so that layers
+# of opposite sign do not cancel (each layer keeps its sign in ladder_rows and the figure).
+UNSIGNED_MEANS = ("first_keys",)
 
 
 def _floors(row: dict) -> float | None:
@@ -70,13 +73,15 @@ def _mean(values) -> float | None:
 
 
 def model_means(claims: dict) -> dict[str, dict]:
-    """Per model (smallest first): its size and the mean of each measure over the decided layers."""
+    """Per model (smallest first): its size and the mean of each measure over the decided layers (of its size,
+    for ``UNSIGNED_MEANS``)."""
     rows = ladder_rows(claims)
     means = {}
     for model in ladder_models(claims):
         own = [row for row in rows if row["model"] == model]
         means[model] = {"parameters": own[0]["parameters"], "verdicts": own[0]["verdicts"],
-                        **{measure: _mean(row[measure] for row in own) for measure in MEASURES}}
+                        **{measure: _mean(abs(row[measure]) if measure in UNSIGNED_MEANS and row[measure] is not None
+                                          else row[measure] for row in own) for measure in MEASURES}}
     return means
 
 

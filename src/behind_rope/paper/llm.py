@@ -253,7 +253,7 @@ def decomposition_table(claims: dict) -> str:
 
 # (measure, table header, name in the text)
 LADDER_COLUMNS = (("structure", "structure", "structure"), ("magnitude", "magnitude", "magnitude"),
-                  ("first_keys", "first keys", "first keys"), ("direction", "direction", "direction"),
+                  ("first_keys", "first keys", "first keys (their size)"), ("direction", "direction", "direction"),
                   ("reliability", "fig.~5 $r$", "fig. 5 reliability"))
 
 

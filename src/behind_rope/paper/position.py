@@ -342,7 +342,7 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
     factors = _factors(claims["C8a"])
     values |= {
         "c8.factors": listing(factors), "c8.layers": listing(c8_args["layers"]),
-        "c8.floor_multiple": f"{c8_args['floor_multiple']:g}",
+        "c8.floor_multiple": f"{c8_args['floor_multiple']:g}", "c8.min_layer_share": percent(c8_args["min_layer_share"]),
         "c8a.models": models(list(c8a["models"])),
         "c8a.suppressed": listing(f"{model_name(m)} at {sum(row['first_key']['suppressed'] for row in r['factors'].values())} "
                                   f"of {len(r['factors'])}" for m, r in c8a["models"].items()) if c8a["models"] else "none",

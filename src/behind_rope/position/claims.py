@@ -24,7 +24,7 @@ import re
 
 import numpy as np
 
-from behind_rope.position.heads import sink_attention, slopes_with_floor, spearman
+from behind_rope.position.heads import sink_attention, sink_heads, slopes_with_floor, spearman
 
 
 def _mean(values) -> float:
@@ -233,9 +233,10 @@ def claim_c8a(metrics: dict, runs: dict, simulation_runs: dict, layers, floor_mu
 
 
 def window_depth(arrays: dict, metadata: dict, min_query: int, min_depth_correlation: float,
-                 floor_multiple: float) -> dict:
+                 floor_multiple: float, min_layer_share: float) -> dict:
     """C8b's check on one run: the mean |log-Z slope| over heads at queries >= ``min_query``, by layer, rising
-    with depth over the sliding-window layers (every layer, for a model with none) and above its floor."""
+    with depth over the sliding-window layers (every layer, for a model with none) and above its floor in more
+    than ``min_layer_share`` of them."""
     found = slopes_with_floor(arrays, min_query)
     types = metadata.get("layer_types") or ["full_attention"] * len(arrays["layers"])
     rows = {}
@@ -255,7 +256,7 @@ def window_depth(arrays: dict, metadata: dict, min_query: int, min_depth_correla
         members = [layer for layer, row in rows.items() if row["type"] == kind]
         by_type[kind] = {"layers": [int(layer) for layer in members], "mean_value": _mean([rows[m]["value"] for m in members]),
                          "mean_floor": _mean([rows[m]["floor"] for m in members])}
-    return {"passed": bool(binds and correlation >= min_depth_correlation and above > len(checked) / 2),
+    return {"passed": bool(binds and correlation >= min_depth_correlation and above > min_layer_share * len(checked)),
             "checked_layers": [int(layer) for layer in checked], "checked": "sliding-window layers" if sliding else "every layer",
             "depth_correlation": correlation, "layers_above_floor": int(above), "window": window, "window_binds": binds,
             "min_query": min_query, "seq_len": int(np.asarray(arrays["log_z"]).shape[-1]), "by_type": by_type,
@@ -263,9 +264,9 @@ def window_depth(arrays: dict, metadata: dict, min_query: int, min_depth_correla
 
 
 def claim_c8b(scores, metadata, runs: dict, simulation_runs: dict, min_query: int, min_depth_correlation: float,
-              floor_multiple: float, **_) -> dict:
-    checks = {role: {"model": run.split("/")[0],
-                     **window_depth(scores(run), metadata(run), min_query, min_depth_correlation, floor_multiple)}
+              floor_multiple: float, min_layer_share: float, **_) -> dict:
+    checks = {role: {"model": run.split("/")[0], **window_depth(scores(run), metadata(run), min_query, min_depth_correlation,
+                                                                floor_multiple, min_layer_share)}
               for role, run in runs.items()}
     simulation = {}
     for name, run in simulation_runs.items():  # recorded: the simulation's log Z past its window of 16 keys
@@ -278,7 +279,8 @@ def claim_c8b(scores, metadata, runs: dict, simulation_runs: dict, min_query: in
         "over the sliding-window layers, and not in a model without a window.",
         "threshold": f"at queries >= {min_query} (beyond the window), the mean |log-Z slope| over heads has a rank "
         f"correlation with depth >= {min_depth_correlation} over the sliding-window layers and exceeds {floor_multiple:g} "
-        "split-half floors in more than half of them; the model without a window fails the same check (over its layers)",
+        f"split-half floors in more than {min_layer_share:.0%} of them; the model without a window fails the same check "
+        "(over its layers)",
         "measured": {"sliding": sliding, "no_window": control, "min_query": min_query, "simulation": simulation},
         "min_query": min_query,
         "controls": {f"{control['model']} (no sliding window)": {"passed": control["passed"]}},
@@ -301,10 +303,9 @@ def _closed(gaps: dict, tolerance: float) -> dict:
 
 def sink_head_table(sink: np.ndarray, layer_numbers, from_query: int, min_attention: float) -> dict:
     """Per layer: the sink heads (indices), their count, and every head's mean attention to key 0."""
-    attention = sink_attention(sink, from_query)
-    return {str(int(layer)): {"heads": [int(h) for h in np.flatnonzero(attention[k] >= min_attention)],
-                              "count": int((attention[k] >= min_attention).sum()), "of": int(attention.shape[1]),
-                              "attention_to_key_0": _floats(attention[k])}
+    attention, chosen = sink_attention(sink, from_query), sink_heads(sink, from_query, min_attention)
+    return {str(int(layer)): {"heads": [int(h) for h in np.flatnonzero(chosen[k])], "count": int(chosen[k].sum()),
+                              "of": int(attention.shape[1]), "attention_to_key_0": _floats(attention[k])}
             for k, layer in enumerate(layer_numbers)}
 
 
@@ -337,11 +338,11 @@ def patch_check(patching: dict, sinks: dict, patch: str, layers, min_relative_ch
 def claim_c9(scores, patching: dict, runs: dict, layers, sink_from_query: int, sink_min_attention: float,
              min_relative_change: float, floor_multiple: float, min_layers: int, max_closed_system_gap: float,
              **_) -> dict:
-    models, sink_heads = {}, {}
+    models, sink_tables = {}, {}
     for model, run in runs.items():
         arrays = scores(run)
-        sink_heads[model] = sink_head_table(arrays["sink"], arrays["layers"], sink_from_query, sink_min_attention)
-        check = {patch: patch_check(patching[model], sink_heads[model], patch, layers, min_relative_change,
+        sink_tables[model] = sink_head_table(arrays["sink"], arrays["layers"], sink_from_query, sink_min_attention)
+        check = {patch: patch_check(patching[model], sink_tables[model], patch, layers, min_relative_change,
                                     floor_multiple, min_layers) for patch in ("position0", "middle")}
         closed = _closed(patching[model]["closed_system"], max_closed_system_gap)
         # Recorded, deciding nothing: the sink heads chosen on half A of the sequences and the patch measured on
@@ -367,9 +368,9 @@ def claim_c9(scores, patching: dict, runs: dict, layers, sink_from_query: int, s
         f"is the same across sequences with the same first token (gap <= {max_closed_system_gap:g}); patching the "
         "middle position fails the same check; in every model",
         "measured": {"models": models},
-        "sink_heads": sink_heads,
+        "sink_heads": sink_tables,
         "sink_head_counts": {model: {layer: row["count"] for layer, row in table.items()}
-                             for model, table in sink_heads.items()},
+                             for model, table in sink_tables.items()},
         # Without sink heads in the checked layers the control has nothing to change: it fails, but tests nothing.
         "controls": {f"{model}: middle position patched": {
             "passed": m["middle"]["passed"],

@@ -47,12 +47,6 @@ def _finite_mean(values: np.ndarray, axis) -> np.ndarray:
     return np.where(count > 0, np.where(finite, values, 0.0).sum(axis=axis) / np.maximum(count, 1), np.nan)
 
 
-def fraction_removed(original: float, changed: float) -> float:
-    """How much of a component an intervention removes: 1 - |changed| / |original| (1: all of it, 0: none,
-    negative: it grew); NaN when there was nothing to remove."""
-    return float("nan") if original == 0 or original != original else 1.0 - abs(changed) / abs(original)
-
-
 def closed_system_gaps(same_first: np.ndarray, different_first: np.ndarray) -> dict[str, list[float]]:
     """Per layer, the spread of the position-0 hidden state across sequences: (layers, sequences, hidden).
 
