@@ -305,10 +305,11 @@ def ladder_table(claims: dict) -> str:
             _number(row["reliability"], ".2f"), verdicts if first else ""]) + " |")
     means = model_means(claims)
     lines += ["", "Means over the decided layers:", "",
-              "| model | structure | magnitude | first keys | direction | Figure 5 reliability |", "|---|---|---|---|---|---|"]
+              "| model | structure | magnitude | first keys (their size) | direction | Figure 5 reliability |",
+              "|---|---|---|---|---|---|"]
     for model, mean in means.items():
         lines.append(f"| {model} | {_number(mean['structure'], '.2f')} | {_number(mean['magnitude'], '.3f')} | "
-                     f"{_number(mean['first_keys'], '+.1f')} | {_number(mean['direction'], '+.3f')} | "
+                     f"{_number(mean['first_keys'], '.1f')} | {_number(mean['direction'], '+.3f')} | "
                      f"{_number(mean['reliability'], '.2f')} |")
     return "\n".join(lines) + "\n"
 
