@@ -109,6 +109,9 @@ def test_generated_phrases_follow_the_verdicts():
     assert paper_llm._direction([-0.2]) == "lower than mid-context keys there"
     assert paper_llm._direction([0.2, -0.1, float("nan")]) == "higher than mid-context keys in 1 and lower in 1 of them"
     assert paper_llm.ranging([0.03]) == "is 0.03" and paper_llm.ranging([0.1, -0.2]) == r"runs from \ensuremath{-}0.20 to 0.10"
+    assert paper_llm._above_or_below([0.13, 10.57]) == "0.13 to 10.57 above"
+    assert paper_llm._above_or_below([-0.2, float("nan")]) == "0.20 below"
+    assert paper_llm._above_or_below([-1.0, 2.0]) == r"from \ensuremath{-}1.00 to 2.00 above or below"
 
 
 def _position_claims(c7_after: float = 1.0, middle: float = 0.01) -> dict:
@@ -172,6 +175,34 @@ def test_the_position_sentences_follow_the_verdicts():
     assert [row.split(" & ")[0] for row in rows] == ["model", r"\texttt{m}", r"\texttt{x}", "RoPE simulation"]
     assert all(row.count("&") == len(columns) - 1 for row in rows)
     assert r"\texttt{x} &  &  &  & 1.00 & 0\,\% & exploratory" in table  # C7's other model: exploratory
+
+
+def test_a_failing_c6_model_is_told_which_condition_its_heads_miss():
+    from behind_rope.paper.position import _c6_heads
+
+    layer = {"slopes": [0.5, -0.5, 0.01], "floors": [0.01, 0.01, 0.01], "slope_ratio_to_simulation": [0.5, -0.5, 0.01],
+             "heads_carrying": 1}
+    args = {"layers": [2], "floor_multiple": 2.0, "min_slope_ratio": 0.25}
+    assert _c6_heads({"probe": {"layers": {"2": layer}}}, args) == (
+        "1 of its 3 heads in the checked layers carries it (1 with the slope above the noise, 1 with at least 0.25 "
+        "of the simulation's and 1 with it negative beyond the noise)")
+
+
+def test_the_summary_names_the_models_where_a_failing_statement_holds():
+    from behind_rope.paper.position import NOT_SHOWN, models_holding, stance_sentences
+
+    claims = {"C6": {"passed": False, "measured": {"models": {"a": {"passed": True}, "b": {"passed": False}}}},
+              # C7 is decided by one model: another model passing it is exploratory, not a partial hold
+              "C7": {"passed": False, "measured": {"decided_by": "a", "models": {"b": {"passed": True}}}},
+              "C8a": {"passed": False, "measured": {"models": {"a": {"passed": False}}}},
+              "C8b": {"passed": False, "measured": {}}, "C9": {"passed": False, "measured": {"models": {}}}}
+    holding = models_holding(claims)
+    assert holding == {"C6": ["a"], "C8a": [], "C8b": [], "C9": []}
+    found = {name: (NOT_SHOWN, "", "") for name in claims}
+    assert stance_sentences(found, holding).startswith(
+        r"Our models support none of the reading's statements in every model; some hold in single models: \C6 in "
+        r"\texttt{a}. They do not show the statements")
+    assert stance_sentences(found, {}).startswith("Our models support none of the reading's statements in every model.")
 
 
 def test_the_claims_table_names_each_section_and_criterion_commit():

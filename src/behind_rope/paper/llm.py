@@ -32,6 +32,17 @@ def _direction(values: list[float]) -> str:
     return f"higher than mid-context keys in {up} and lower in {down} of them"
 
 
+def _above_or_below(values: list[float]) -> str:
+    r"""How far some values lie from zero, with their side: '0.13 to 10.57 above', '0.20 below', or 'from
+    \ensuremath{-}1.00 to 2.00 above or below' (both signs)."""
+    values = [v for v in values if _defined(v)]
+    if values and all(v > 0 for v in values):
+        return f"{span(values)} above"
+    if values and all(v < 0 for v in values):
+        return f"{span([-v for v in values])} below"
+    return f"from {span(values)} above or below"
+
+
 def _apart_sentence(subject: str, contrasts: list[float], checked: int) -> str:
     """'The group of first keys stands apart in 5 of the 9 layers checked, scoring higher than mid-context keys
     in every one of them.'"""
@@ -113,7 +124,7 @@ def c5_values(claims: dict, settings: dict) -> dict[str, str]:
         "c5d.judged": _judged_sentence([row["start_deficit_visible"] for row in judged]),
         "c5d.paper_span": ranging([row["start_deficit_paper"] for row in judged]),
         "c5d.offset_span": span([row["query_offset_share"] for row in judged]),
-        "c5d.sink_span": span([row["sink"] for row in judged]),
+        "c5d.sink_side": _above_or_below([row["sink"] for row in judged]),
         "c5d.iid_span": ranging(iid), "c5d.iid_direction": _direction(iid),
         "c5d.iid_layers": str(len([v for v in iid if _defined(v)])),
         "fig5.sequences": _per_model_count({name: model["figure5_inputs"]["sequences"] for name, model in d.items()}),

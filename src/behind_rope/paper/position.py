@@ -23,7 +23,7 @@ STATEMENTS = {
     "C9": "that position~0 evolves as a closed system that attention-sink heads read",
 }
 CLAIM_TEX = {"C6": r"\C6", "C7": r"\C7", "C8a": r"\C{8a}", "C8b": r"\C{8b}", "C9": r"\C9"}
-STANCES = ("supported", "contradicted", "not shown above the noise", "undecided")
+STANCES = ("supported", "contradicted", "not shown", "undecided")
 
 
 def _defined(value) -> bool:
@@ -99,10 +99,10 @@ def _c6_stance(claim: dict, args: dict) -> tuple[str, str]:
         # No head with a slope and a ratio to the simulation's: nothing was measured, nothing shown or not.
         found[model] = UNDECIDED if not heads else NOT_SHOWN  # a weaker slope is not the opposite of one
         unmeasured += [model] if not heads else []
-    for stance, text in ((NOT_SHOWN, "too few heads have the slope above the noise in"),
-                         (UNDECIDED, "the no-mask run passes the same check in")):
-        if names := [m for m, s in found.items() if s == stance and m not in unmeasured]:
-            reasons.append(f"{text} {models(names)}")
+    reasons += [f"in {model_name(m)}, {_c6_heads(measured['models'][m], args)}"
+                for m, s in found.items() if s == NOT_SHOWN]
+    if names := [m for m, s in found.items() if s == UNDECIDED and m not in unmeasured]:
+        reasons.append(f"the no-mask run passes the same check in {models(names)}")
     if unmeasured:
         reasons.append(f"no head's slope can be set against the simulation's in {models(unmeasured)}")
     simulation = measured["simulation"]
@@ -110,6 +110,25 @@ def _c6_stance(claim: dict, args: dict) -> tuple[str, str]:
         found["simulation"] = UNDECIDED
         reasons.append("the parameter-free simulation does not separate the mask from its absence")
     return _worst(found, reasons, [], caveat, passing)
+
+
+def _c6_heads(result: dict, args: dict) -> str:
+    """Which of C6's two conditions a model's heads miss, counted over the checked layers: '2 of its 12 heads carry
+    it (3 with the slope above the noise, 1 with at least 0.25 of the simulation's, 6 with it negative beyond the
+    noise)'."""
+    rows = [result["probe"]["layers"][str(layer)] for layer in args["layers"]]
+    heads = [(slope, floor, ratio) for row in rows
+             for slope, floor, ratio in zip(row["slopes"], row["floors"], row["slope_ratio_to_simulation"], strict=True)]
+    beyond = args["floor_multiple"]
+    above = sum(_defined(s) and _defined(f) and s > beyond * f for s, f, _ in heads)
+    negative = sum(_defined(s) and _defined(f) and s < -beyond * f for s, f, _ in heads)
+    strong = sum(_defined(r) and r >= args["min_slope_ratio"] for _, _, r in heads)
+    counts = [f"{above} with the slope above the noise",
+              f"{strong} with at least {number(args['min_slope_ratio'])} of the simulation's"]
+    counts += [f"{negative} with it negative beyond the noise"] if negative else []
+    carrying = sum(row["heads_carrying"] for row in rows)
+    verb = "carries" if carrying == 1 else "carry"
+    return f"{carrying} of its {len(heads)} heads in the checked layers {verb} it ({listing(counts)})"
 
 
 def _c7_stance(claim: dict, replacement: str) -> tuple[str, str]:
@@ -235,9 +254,16 @@ def stances(claims: dict, settings: dict) -> dict[str, tuple[str, str, str]]:
     return {name: (*result, "") if len(result) == 2 else result for name, result in found.items()}
 
 
-def stance_sentences(found: dict[str, tuple[str, str, str]]) -> str:
-    """'Our models support the reading's statement that ... (C9). They contradict ... . They do not show ... above
-    the noise. Our measures cannot decide ... .'"""
+def models_holding(claims: dict) -> dict[str, list[str]]:
+    """Per failing claim decided over several models: the models where it holds (C7 is decided by one model)."""
+    return {name: [m for m, r in claims[name]["measured"].get("models", {}).items() if r.get("passed")]
+            for name in STATEMENTS if not claims[name]["passed"] and "decided_by" not in claims[name]["measured"]}
+
+
+def stance_sentences(found: dict[str, tuple[str, str, str]], holding: dict[str, list[str]] | None = None) -> str:
+    """'Our models support the reading's statement that ... (C9). They contradict ... . They do not show ... .
+    Our measures cannot decide ... .'  With none supported, ``holding`` names the models where a failing claim
+    holds all the same."""
     def items(stance):
         return [f"{STATEMENTS[name]} ({CLAIM_TEX[name]}{', ' + scope if scope else ''})"
                 for name, (s, _, scope) in found.items() if s == stance]
@@ -246,12 +272,14 @@ def stance_sentences(found: dict[str, tuple[str, str, str]]) -> str:
         return "statement" if len(names) == 1 else "statements"
 
     supported, contradicted, not_shown, undecided = (items(stance) for stance in STANCES)
-    sentences = [f"Our models support the reading's {statements(supported)} {listing(supported)}."
-                 if supported else "Our models support none of the reading's statements."]
+    partly = [f"{CLAIM_TEX[name]} in {models(names)}" for name, names in (holding or {}).items() if names]
+    sentences = [f"Our models support the reading's {statements(supported)} {listing(supported)}." if supported
+                 else "Our models support none of the reading's statements in every model"
+                 + (f"; some hold in single models: {listing(partly)}." if partly else ".")]
     if contradicted:
         sentences.append(f"They contradict the {statements(contradicted)} {listing(contradicted)}.")
     if not_shown:
-        sentences.append(f"They do not show, above the noise, the {statements(not_shown)} {listing(not_shown)}.")
+        sentences.append(f"They do not show the {statements(not_shown)} {listing(not_shown)}.")
     if undecided:
         sentences.append(f"Our measures cannot decide the {statements(undecided)} {listing(undecided)}.")
     return " ".join(sentences)
@@ -407,7 +435,7 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
     found = stances(claims, settings)
     values |= {f"{name.lower()}.stance": stance for name, (stance, _, _) in found.items()}
     values |= {f"{name.lower()}.stance_reason": reason for name, (_, reason, _) in found.items()}
-    values["position.stances"] = stance_sentences(found)
+    values["position.stances"] = stance_sentences(found, models_holding(claims))
     return values
 
 
