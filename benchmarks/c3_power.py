@@ -38,12 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from behind_rope.config import load  # noqa: E402
-from behind_rope.maths.metrics import key_slopes  # noqa: E402
-
-
-def positive_share(slope: float, noise: float) -> float:
-    """The expected share of rows with a positive slope when each is ``slope`` plus Gaussian noise of spread ``noise``."""
-    return 0.5 * (1 + math.erf(slope / (noise * math.sqrt(2)))) if noise > 0 else float(slope > 0)
+from behind_rope.maths.metrics import key_slope, key_slope_noise, locality, positive_share  # noqa: E402
 
 
 def sequences_needed(sequences: int, slope: float, noise: float, share: float) -> float:
@@ -63,9 +58,8 @@ def _inverse_erf(y: float) -> float:
 
 def row_noise(scores: dict, layer_index: int) -> tuple[float, float, float]:
     """(mean key slope of the mean scores, the rows' noise spread from the halves, locality) of one layer."""
-    mean = key_slopes(scores["mean_scores"][layer_index])
-    difference = (key_slopes(scores["half_a"][layer_index]) - key_slopes(scores["half_b"][layer_index])) / 2
-    return float(mean.mean()), float(np.sqrt(np.mean(difference**2))), float(np.mean(mean > 0))
+    mean = scores["mean_scores"][layer_index]
+    return key_slope(mean), key_slope_noise(scores["half_a"][layer_index], scores["half_b"][layer_index]), locality(mean)
 
 
 def power_rows(root: Path) -> tuple[list[dict], dict]:

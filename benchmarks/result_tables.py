@@ -65,7 +65,7 @@ def _steps(twin: str, seed: dict, run: Path | None) -> str:
 
 def twins_table(claims: dict, run: Path | None = None) -> str:
     """Claim C3 as the pipeline decided it: per seed, each statistic over the seeds (the probe and its
-    controls), Figure 3 panel by panel, and the RoPE twin's evidence for C4.  ``run`` is the run's folder,
+    controls), Figure 3 panel by panel, and the RoPE twin recorded beside C4.  ``run`` is the run's folder,
     for each twin's training cap."""
     c3 = claims["C3"]["measured"]
     names = list(c3["probe"]["statistics"])
@@ -108,7 +108,7 @@ def twins_table(claims: dict, run: Path | None = None) -> str:
     for letter, panel in c3["panels"].items():
         for k, (name, rule) in enumerate(panel["statistics"].items()):
             rows.append(f"| ({letter}) | {name} | {_rule(rule)} | {_verdict(panel['passed']) if k == 0 else ''} |")
-    rows += ["", "The RoPE twin, evidence for C4 (recorded, not part of any verdict): reliability / non-relative "
+    rows += ["", "The RoPE twin, recorded beside C4 (not part of any verdict): reliability / non-relative "
              "index / start deficit per layer.", "", "| run | layers | meets C4's check |", "|---|---|---|"]
     for run, evidence in claims["C4"]["measured"]["trained_rope_twin"].items():
         values = ", ".join(f"{k}: {v['split_half_reliability']:.2f} / {v['nonrelative_index']:.3f} / "

@@ -48,10 +48,10 @@ def test_c4_records_layer_2_beside_the_deciding_range():
     assert claim["measured"]["from_layer_2"]["measured"]["runs"]["run"]["layers"]["2"]["start_deficit"] == 0.0016
 
 
-def _twin(locality=1.0, key_slope=0.02, layer_3=None):
+def _twin(locality=1.0, key_slope=0.02, layer_3=None, key_slope_noise=0.001):
     return {"layers": [{"layer": k, "locality": (layer_3 if k == 3 and layer_3 is not None else locality) if k > 1 else 0.5,
-                        "key_slope": key_slope, "split_half_reliability": 0.5, "start_deficit": -0.05,
-                        "nonrelative_index": 0.8} for k in (1, 2, 3, 4)]}
+                        "key_slope": key_slope, "key_slope_noise": key_slope_noise, "split_half_reliability": 0.5,
+                        "start_deficit": -0.05, "nonrelative_index": 0.8} for k in (1, 2, 3, 4)]}
 
 
 SEEDS = ["nope", "nope_seed1", "nope_seed2", "nope_seed3", "nope_seed4"]
@@ -125,6 +125,18 @@ def test_the_untrained_control_can_fail_c3_on_its_own_statistics():
     claim = _c3(strong_untrained)
     assert claim["measured"]["controls"]["untrained"]["passed"]
     assert not claim["passed"] and not claim["measured"]["checks"]["untrained_twin_fails"]
+
+
+def test_c3_records_the_locality_its_probe_could_show_at_the_bound_and_it_decides_nothing():
+    """A probe whose queries' slopes carry noise far above the slope the amplification bound asks for (0.009 here)
+    could not show a locality near 0.9 even with that slope in every query: recorded beside the verdict."""
+    noisy = _c3(_seeds(**{seed: _twin(key_slope_noise=0.05) for seed in SEEDS}))
+    power = noisy["measured"]["probe_power"]
+    assert power["layer"] == 2 and power["bound_slope"] == pytest.approx(0.009)
+    assert all(0.5 < share < 0.6 for share in power["locality_at_bound"].values())
+    assert noisy["passed"]  # the record decides nothing
+    quiet = _c3()["measured"]["probe_power"]["locality_at_bound"]
+    assert all(share > 0.99 for share in quiet.values())
 
 
 def test_figure_3_panels_are_recorded_with_a_verdict_each_and_do_not_decide_c3():

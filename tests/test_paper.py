@@ -177,6 +177,16 @@ def test_the_position_sentences_follow_the_verdicts():
     assert r"\texttt{x} &  &  &  & 1.00 & 0\,\% & exploratory" in table  # C7's other model: exploratory
 
 
+def test_the_c3_power_sentence_says_whether_locality_could_reach_its_bound():
+    from behind_rope.paper.c3 import _power_sentence
+
+    weak = _power_sentence({"layer": 2, "locality_at_bound": {"a": 0.54, "b": 0.74}}, 0.9)
+    assert weak.startswith("At the probe's size a locality FAIL cannot tell an absent pattern from a weak one")
+    assert "only 0.54 to 0.74, below the bound of 0.90" in weak
+    strong = _power_sentence({"layer": 2, "locality_at_bound": {"a": 0.95, "b": 0.7}}, 0.9)
+    assert "a locality of 0.70 to 0.95, reaching the bound of 0.90 for 1 of the 2 seeds" in strong
+
+
 def test_a_failing_c6_model_is_told_which_condition_its_heads_miss():
     from behind_rope.paper.position import _c6_heads
 

@@ -127,6 +127,7 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
     the same rule.  Held-out text is recorded, and so is Figure 3, panel by panel.
     """
     from behind_rope.claims.seeds import clears, seed_rule
+    from behind_rope.maths.metrics import positive_share
 
     simulated = {name: _layer(simulation_metrics[name], amplification_layer)["key_slope"] for name in simulation_variants}
     reference = max(simulated.values())
@@ -145,13 +146,21 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
     def on_its_own(values: dict) -> bool:
         return all(clears(values[name], threshold, "at_least") for name, threshold in thresholds.items())
 
+    # Recorded, decides nothing: the locality a probe run would show were every query's slope the one the
+    # amplification bound asks for, given that run's sampling noise (can locality reach its bound at this size?).
+    bound_slope = min_amplification * reference
+
+    def locality_at_bound(run: str) -> float:
+        return positive_share(bound_slope, _layer(metrics[run], amplification_layer)["key_slope_noise"])
+
     seeds = {}
     for name, roles in runs["seeds"].items():
         stats = {role: statistics(run) for role, run in roles.items()}
         seeds[name] = {"seed": training[name].get("seed"), **stats, "passes_on_its_own": on_its_own(stats["probe"]),
                        "sanity": _sanity(training[name], min_gain_over_unigram),
                        "steps": training[name]["steps"], "stopped_early": training[name].get("stopped_early"),
-                       "cpu_capability": training[name].get("cpu_capability"), "dtype": training[name].get("dtype")}
+                       "cpu_capability": training[name].get("cpu_capability"), "dtype": training[name].get("dtype"),
+                       "locality_at_bound": locality_at_bound(roles["probe"])}
     untrained_seeds = {name: {role: statistics(run) for role, run in roles.items()} for name, roles in runs["untrained"].items()}
     for name, stats in untrained_seeds.items():
         stats["passes_on_its_own"] = on_its_own(stats["probe"])
@@ -197,6 +206,8 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
             "panels": panel_rules,
             "sanity": sanity,
             "simulation_key_slopes": simulated,
+            "probe_power": {"layer": amplification_layer, "bound_slope": bound_slope,
+                            "locality_at_bound": {name: seed["locality_at_bound"] for name, seed in seeds.items()}},
             # Every layer of the first seed's runs (the twin Figure 3 shows) and of its untrained twin.
             "all_layers": {run.replace("/", "_"): metrics[run]["layers"] for run in shown.values()},
             "checks": checks,

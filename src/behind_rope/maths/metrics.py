@@ -8,6 +8,7 @@ pre-registration's ``measures:`` (config/claims.yaml), handed over as :class:`Me
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -191,6 +192,20 @@ def key_slope(scores: np.ndarray) -> float:
     return float(key_slopes(scores).mean())
 
 
+def key_slope_noise(half_a: np.ndarray, half_b: np.ndarray) -> float:
+    """The sampling noise of one query's key slope in the mean of two halves: the root mean square over queries
+    of (half A's slope - half B's) / 2.  Locality counts the queries whose slope is positive, so a slope well
+    below this noise shows as a locality near 0.5 whatever its sign."""
+    difference = (key_slopes(half_a) - key_slopes(half_b)) / 2
+    return float(np.sqrt(np.mean(difference**2)))
+
+
+def positive_share(slope: float, noise: float) -> float:
+    """The share of queries with a positive key slope to expect when every query's slope is ``slope`` plus Gaussian
+    noise of spread ``noise``: the locality such a pattern would show."""
+    return 0.5 * (1 + math.erf(slope / (noise * math.sqrt(2)))) if noise > 0 else float(slope > 0)
+
+
 def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures) -> dict[str, float]:
     seq_len = mean.shape[-1]
     return {
@@ -200,6 +215,7 @@ def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, meas
         "start_deficit": start_deficit(mean, measures.start_keys(seq_len), measures.late_from(seq_len)),
         "locality": locality(mean),
         "key_slope": key_slope(mean),
+        "key_slope_noise": key_slope_noise(half_a, half_b),
     }
 
 

@@ -144,7 +144,21 @@ def c3_values(claim: dict, args: dict, settings: dict) -> dict[str, str]:
         "c3.panels_holding": listing(holding) if holding else "none",
         "c3.text_layers": layers, "c3.text_locality": text_means("text"),
         "c3.text_locality_no_mask": text_means("text_no_mask"),
+        "c3.power": _power_sentence(measured["probe_power"], args["min_locality"]),
     }
+
+
+def _power_sentence(power: dict, bound_locality: float) -> str:
+    """Whether locality could reach its bound at the probe's size (recorded beside the verdict, deciding nothing)."""
+    shares = list(power["locality_at_bound"].values())
+    reaching = sum(share >= bound_locality for share in shares)
+    would = (f"a twin whose every query had the layer-{power['layer']} key slope the amplification bound asks for "
+             f"would show, by each seed's sampling noise, a locality of {'only ' if not reaching else ''}{span(shares)}")
+    if not reaching:
+        return (f"At the probe's size a locality FAIL cannot tell an absent pattern from a weak one: {would}, below "
+                f"the bound of {number(bound_locality)} (recorded; it decides nothing).")
+    return (f"At the probe's size {would}, reaching the bound of {number(bound_locality)} for {reaching} of the "
+            f"{len(shares)} seeds (recorded; it decides nothing).")
 
 
 def seeds_table(claim: dict, cap: int) -> str:
