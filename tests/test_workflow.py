@@ -149,7 +149,7 @@ def test_the_old_figure_targets_still_build(smoke_run, alias):
 def test_editing_a_caption_reruns_the_paper_and_no_plot(smoke_run):
     table = smoke_run / "workflow" / "figures.yaml"
     original = table.read_text()
-    edited = original.replace("alike. Claim C2.", "alike (edited). Claim C2.", 1)
+    edited = original.replace("    caption: >\n", "    caption: >\n      Edited.\n", 1)  # the first figure's caption
     assert edited != original
     table.write_text(edited)
     try:
