@@ -31,6 +31,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 
@@ -43,17 +44,8 @@ from behind_rope.maths.metrics import key_slope, key_slope_noise, locality, posi
 
 def sequences_needed(sequences: int, slope: float, noise: float, share: float) -> float:
     """Probe sequences at which ``slope`` would reach an expected positive share of ``share`` (noise ~ 1/sqrt(n))."""
-    z = math.sqrt(2) * _inverse_erf(2 * share - 1)
+    z = NormalDist().inv_cdf(share)
     return sequences * (z * noise / slope) ** 2 if slope > 0 else math.inf
-
-
-def _inverse_erf(y: float) -> float:
-    """erf^-1 by bisection (the standard library has none); |y| < 1."""
-    low, high = -6.0, 6.0
-    for _ in range(100):
-        middle = (low + high) / 2
-        low, high = (middle, high) if math.erf(middle) < y else (low, middle)
-    return (low + high) / 2
 
 
 def row_noise(scores: dict, layer_index: int) -> tuple[float, float, float]:
