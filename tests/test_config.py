@@ -246,3 +246,21 @@ def test_the_rope_defaults_have_one_home():
     written = [str(path.relative_to(library)) for path in library.rglob("*.py")
                if "10_000.0" in path.read_text() or "10000.0" in path.read_text()]
     assert written == ["maths/rope_base.py"], written
+
+
+def test_what_the_score_runs_record_of_a_token_set_leaves_its_tokens_alone():
+    """The token sets' job reads a set's size, sampling and first token; editing which layers its runs record,
+    per_head or models must not rewrite the tokens (and with them rerun every score run of the model)."""
+    from behind_rope import experiments
+
+    config = configuration.load()
+    edited = copy.deepcopy(config)
+    edited["llm"]["inputs"]["long"].update(layers=6, per_head=False, models=["gemma3"])
+    edited["llm"]["inputs"]["fig5"]["layers"] = 2
+    for model in config["llm"]["models"]:
+        assert experiments.llm_input_settings(edited, model) == experiments.llm_input_settings(config, model)
+    edited["llm"]["inputs"]["long"]["first_token"] = None  # how the tokens are drawn does count
+    assert experiments.llm_input_settings(edited, "gemma3") != experiments.llm_input_settings(config, "gemma3")
+    # The score runs of a pretrained LLM declare how their tokens were drawn (the claims read it); a twin's have none.
+    assert experiments.token_set_files(config, "gemma3.bos_mean", "first") == ["results/inputs/gemma3/first.json"]
+    assert experiments.token_set_files(config, "nope", "random") == []

@@ -147,6 +147,18 @@ def test_without_the_mask_every_entry_is_recorded():
     assert np.isfinite(scores).all()
 
 
+def test_a_causal_run_that_gets_no_mask_stops_instead_of_attending_to_every_key():
+    from types import SimpleNamespace
+
+    from behind_rope.llm.extract import scores_attention, scores_attention_noncausal
+
+    query = key = value = torch.zeros(1, 2, 5, 4)
+    with pytest.raises(RuntimeError, match="got no attention mask"):
+        scores_attention(SimpleNamespace(layer_idx=0), query, key, value, None)
+    output, _ = scores_attention_noncausal(SimpleNamespace(layer_idx=0), query, key, value, None)
+    assert output.shape == (1, 5, 2, 4)  # the no-mask control needs none
+
+
 def test_the_forward_stops_after_the_last_layer_it_needs():
     model = tiny_model("llama")
     reached = []

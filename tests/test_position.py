@@ -195,9 +195,10 @@ def _per_head(slope_by_layer, seq_len=64, heads_per_layer=4, noise=0.01):
             "layers": np.arange(1, len(slope_by_layer) + 1)}
 
 
-def _c6(no_mask_slope, probe_slope=1.0, probe_noise=0.01):
+def _c6(no_mask_slope, probe_slope=1.0, probe_noise=0.01, sim_slope=0.9, sim_no_mask_slope=0.0):
     arrays = {"m/probe": _per_head([probe_slope] * 4, noise=probe_noise), "m/no_mask": _per_head([no_mask_slope] * 4),
-              "sim/probe": _per_head([0.9] * 4, heads_per_layer=1), "sim/no_mask": _per_head([0.0] * 4, heads_per_layer=1)}
+              "sim/probe": _per_head([sim_slope] * 4, heads_per_layer=1),
+              "sim/no_mask": _per_head([sim_no_mask_slope] * 4, heads_per_layer=1)}
     arrays = {k: v if not k.startswith("sim") else {n: (a[:, 0] if a.ndim == 3 else a) for n, a in v.items()}
               for k, v in arrays.items()}
     return claim_c6(arrays.get, {"m": {"probe": "m/probe", "no_mask": "m/no_mask"}},
@@ -213,6 +214,11 @@ def test_c6_needs_log_z_to_grow_with_the_mask_and_not_without():
     # The probe itself can fail: log Z growing at under 0.25 x the simulation's slope, or within its noise.
     assert not _c6(no_mask_slope=0.0, probe_slope=0.2)["passed"]
     assert not _c6(no_mask_slope=0.0, probe_noise=5.0)["passed"]
+    # The simulation is checked too: its no-mask control must fail, and its own log Z must grow.
+    growing_without_mask = _c6(no_mask_slope=0.0, sim_no_mask_slope=0.9)
+    assert not growing_without_mask["passed"] and growing_without_mask["controls"]["simulation without the mask"]["passed"]
+    with np.errstate(invalid="ignore", divide="ignore"):  # the heads' slopes over the simulation's zero
+        assert not _c6(no_mask_slope=0.0, sim_slope=0.0)["passed"]
 
 
 def _metrics(rows):
@@ -304,7 +310,7 @@ def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_w
     assert noisy["measured"]["sliding"]["depth_correlation"] >= 0.5 and not noisy["passed"]
 
 
-def _patching(position0, middle, floor=1e-7, half_b=None):
+def _patching(position0, middle, floor=1e-7, half_b=None, same_first_gap=0.0, different_first_gap=0.3):
     def patch(value, position, half_b=None):
         halves = [[value, 0.0], [value if half_b is None else half_b, 0.0]]
         return {"position": position, "layers": {str(layer): {"head_output_change": [value, 0.0],
@@ -313,7 +319,8 @@ def _patching(position0, middle, floor=1e-7, half_b=None):
                                                  for layer in (2, 3, 4)}}
     return {"patches": {"position0": patch(position0, 0, half_b), "position0_same_first": patch(floor, 0),
                         "middle": patch(middle, 8)},
-            "queries_from": 9, "closed_system": {"same_first_token": [0.0], "different_first_tokens": [0.0, 0.3],
+            "queries_from": 9, "closed_system": {"same_first_token": [same_first_gap],
+                                                  "different_first_tokens": [0.0, different_first_gap],
                                                   "first_token": "<bos>"}}
 
 
@@ -328,6 +335,9 @@ def test_c9_needs_the_sink_heads_to_read_position_0_and_not_the_middle():
     assert not claim_c9(scores.get, {"m": _patching(0.5, 0.5)}, {"m": "m/first"}, **settings)["passed"]  # the middle too
     assert not claim_c9(scores.get, {"m": _patching(0.05, 0.01)}, {"m": "m/first"}, **settings)["passed"]  # too small
     assert not claim_c9(scores.get, {"m": _patching(0.5, 0.01, floor=0.3)}, {"m": "m/first"}, **settings)["passed"]  # noise
+    # Position 0 is a closed system only if the same first token gives the same state, and another one another state.
+    for gaps in ({"same_first_gap": 0.01}, {"different_first_gap": 0.0}):
+        assert not claim_c9(scores.get, {"m": _patching(0.5, 0.01, **gaps)}, {"m": "m/first"}, **settings)["passed"], gaps
     assert passed["controls"]["m: middle position patched"] == {"passed": False, "testable": True}
     # Recorded, deciding nothing: the heads chosen on half A, the patch measured on half B.
     held_out = passed["measured"]["models"]["m"]["held_out"]

@@ -36,6 +36,15 @@ def test_a_statistic_fails_on_either_half_of_the_rule(values, why):
     assert not rule(values)["passed"], why
 
 
+def test_the_count_of_passing_seeds_decides_on_its_own():
+    """The interval clears here, and only the count fails.  (At five seeds with four to pass, as C3 has it, two seeds
+    below the threshold always pull the interval's lower end below it too, so there the count never decides alone.)"""
+    values = dict(enumerate([1.1, 1.1, 1.1, 1.1, 0.99]))
+    strict = seed_rule(values, 1.0, "at_least", confidence=0.95, min_passing=5, min_seeds=5)
+    assert strict["interval"][0] > 1.0 and strict["seeds_passing"] == 4 and not strict["passed"]
+    assert seed_rule(values, 1.0, "at_least", confidence=0.95, min_passing=4, min_seeds=5)["passed"]
+
+
 def test_the_rule_records_what_it_decided_from():
     result = rule([1.5, 1.6, 1.4, 0.9, 1.45])
     assert result["seeds_passing"] == 4 and result["seeds"] == 5 and result["values"][3] == 0.9

@@ -25,7 +25,10 @@ def test_figure1_numbers_match_the_paper():
     # Kim et al. (2025), Figure 1, alpha = 0, three positions.
     assert theory.layer2_score(2, 1, 0.0) == pytest.approx(0.154, abs=6e-4)
     assert theory.layer2_score(3, 1, 0.0) == pytest.approx(0.132, abs=6e-4)
-    assert theory.layer2_score(3, 2, 0.0) == pytest.approx(0.150, abs=1.5e-3)
+    # The closed form gives 0.1508 here, which rounds to 0.151; the paper prints 0.150 (the two values above round
+    # to the paper's). The gap, 8e-4, is stated in docs/methods.md; this value is checked to 1e-3, not to its last digit.
+    assert theory.layer2_score(3, 2, 0.0) == pytest.approx(0.150, abs=1e-3)
+    assert round(theory.layer2_score(3, 2, 0.0), 3) == 0.151
     assert theory.layer2_score(3, 3, 0.0) == 1.0
 
 

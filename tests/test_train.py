@@ -5,6 +5,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 from behind_rope.claims.decide import sanity
@@ -67,6 +68,27 @@ def test_a_checkpoint_from_other_settings_is_not_resumed(tmp_path):
     other = TrainSettings(**{**SETTINGS.__dict__, "learning_rate": 5e-3})
     _, _, summary = train_twin("nope", TINY, other, train, valid, tmp_path, progress=False)
     assert summary["resumed_from_step"] == 0
+
+
+def test_a_finished_checkpoint_left_by_other_code_is_not_resumed(tmp_path):
+    """After an edit of the training code the step reruns: resuming its finished checkpoint would train nothing
+    and write the old weights again."""
+    train, valid = token_data()
+    train_twin("nope", TINY, SETTINGS, train, valid, tmp_path, progress=False, code="before")
+    _, _, same = train_twin("nope", TINY, SETTINGS, train, valid, tmp_path, progress=False, code="before")
+    _, _, edited = train_twin("nope", TINY, SETTINGS, train, valid, tmp_path, progress=False, code="after")
+    assert same["resumed_from_step"] == SETTINGS.steps and edited["resumed_from_step"] == 0
+
+
+def test_a_checkpoint_whose_tensors_do_not_fit_the_model_stops_with_a_sentence(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    train, valid = token_data()
+    train_twin("nope", TINY, SETTINGS, train, valid, tmp_path, stop_after=2, progress=False)
+    tensors = load_file(tmp_path / "state.safetensors")
+    save_file({k: v for k, v in tensors.items() if "layers.1." not in k}, tmp_path / "state.safetensors")
+    with pytest.raises(ValueError, match="does not match the model"):
+        train_twin("nope", TINY, SETTINGS, train, valid, tmp_path, progress=False)
 
 
 def test_the_training_length_rule_stops_at_a_plateau_and_only_then():
@@ -156,3 +178,8 @@ def test_a_cpu_that_lists_native_bf16_is_found_to_have_it():
     if not flags & {"avx512_bf16", "amx_bf16"}:
         pytest.skip("this CPU lists neither AVX512-BF16 nor AMX-BF16 in /proc/cpuinfo")
     assert native_bf16(torch.device("cpu"))
+
+
+def test_the_train_rule_passes_its_code_digest_to_the_step():
+    rule = (Path(__file__).resolve().parents[1] / "workflow" / "rules" / "training.smk").read_text()
+    assert 'code=step_code("train")' in rule and "--code {params.code}" in rule

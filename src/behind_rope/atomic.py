@@ -40,9 +40,13 @@ def atomic_dir(path: str | os.PathLike):
     os.chmod(tmp, 0o777 & ~_UMASK)
     try:
         yield tmp
-        if path.exists():
-            shutil.rmtree(path)
-        tmp.rename(path)
+        if path.exists():  # moved aside, not deleted first: a kill while a big folder is deleted leaves the old one
+            old = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.old."))
+            path.rename(old / path.name)
+            tmp.rename(path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -167,15 +167,21 @@ def base_model(name: str) -> str:
     return name.split(".", 1)[0]
 
 
+# What the llm-inputs step reads of a token set: a set's other keys (the layers its runs record, per_head,
+# models) are the score runs' business, and editing them must not rewrite the tokens every run reads.
+TOKEN_SET_KEYS = ("iid_of", "sampling", "first_token")
+
+
 def llm_input_sets(config: dict, model: str) -> dict[str, dict]:
-    """Every token set of ``llm.inputs`` at its size for ``model``, an i.i.d. set taking its size from the set
-    it draws from."""
+    """Every token set of ``llm.inputs`` at its size for ``model`` (an i.i.d. set taking its size from the set
+    it draws from), with only what drawing its tokens needs."""
     sets = config["llm"]["inputs"]
     resolved = {}
     for name, spec in sets.items():
         source = sets[spec["iid_of"]] if spec.get("iid_of") else spec
         sequences = (source.get("sequences_by_model") or {}).get(model, source["sequences"])
-        resolved[name] = {**spec, "sequences": sequences, "seq_len": source["seq_len"]}
+        resolved[name] = {**{key: spec[key] for key in TOKEN_SET_KEYS if key in spec}, "sequences": sequences,
+                          "seq_len": source["seq_len"]}
     return resolved
 
 
@@ -231,6 +237,12 @@ def model_kind(config: dict, model: str) -> str:
 def tokens_file(model: str, inputs: str) -> str:
     """The token set a score run reads: a model variant reads its model's."""
     return f"results/inputs/{base_model(model)}/{inputs}.npy"
+
+
+def token_set_files(config: dict, model: str, inputs: str) -> list[str]:
+    """How a pretrained LLM's token set was drawn (llm-inputs writes it beside the tokens; its score files record
+    it); a twin's sets have none."""
+    return [] if model_kind(config, model) == "twin" else [tokens_file(model, inputs).removesuffix(".npy") + ".json"]
 
 
 def score_settings(config: dict, model: str, inputs: str, mask: str) -> dict:
@@ -424,11 +436,13 @@ def position_claims_metric_files(config: dict) -> list[str]:
 
 
 def position_claims_score_files(config: dict) -> list[str]:
-    """The score files whose arrays the claims read directly: per-head log Z and sink (C6, C8b, C9), and
-    the identity replacement with its original (C7's control)."""
+    """The score files whose arrays the claims read directly: per-head log Z and sink (C6, C8b, C9), the
+    simulation's log Z past its window (recorded beside C8b), and the identity replacement with its original
+    (C7's control)."""
     positions = position_runs(config)
     runs = [run for model in positions["C6"].values() for run in model.values()]
     runs += [*positions["C6_simulation"].values(), *positions["window"].values(), *positions["C9"].values()]
+    runs += positions["simulation_window"].values()
     runs += [run for model in positions["identity"].values() for pair in model.values() for run in pair]
     return list(dict.fromkeys(f"results/scores/{run}.npz" for run in runs))
 

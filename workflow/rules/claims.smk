@@ -26,7 +26,7 @@ rule position_claims:
         settings=settings(experiments.position_claims_settings),
     shell:
         "python -m behind_rope position-claims --settings {params.settings:q} --metrics {input.metrics}"
-        " --patching {input.patching} --scores-root results/scores --output {output} > {log} 2>&1"
+        " --patching {input.patching} --scores {input.scores} --output {output} > {log} 2>&1"
 
 
 rule claims:

@@ -33,6 +33,7 @@ rule llm_inputs:
         model=lambda wildcards: experiments.llm_source_files(config, wildcards.llm),
     output:
         [f"results/inputs/{{llm}}/{name}.npy" for name in config["llm"]["inputs"]],
+        [f"results/inputs/{{llm}}/{name}.json" for name in config["llm"]["inputs"]],
         stats="results/inputs/{llm}/inputs.json",
     log:
         "results/logs/inputs/{llm}.log",
@@ -54,11 +55,14 @@ rule llm_inputs:
 
 # One rule for every score run: a twin, a pretrained LLM or a variant of one (llm.variants), on one
 # token set, with or without the mask.  Only the runs that something reads are made, each in a job of
-# its own, so a cluster spreads them over its GPUs and adding a variant or a token set runs only it.
+# its own, so a cluster spreads them over its GPUs and adding a variant runs only it.  A model's token
+# sets are drawn in one job (llm_inputs): adding or resizing a set redraws them, which reruns the
+# model's score runs; editing what a set's runs record (layers, per_head, models) does not.
 rule scores:
     input:
         model=lambda wildcards: experiments.score_model_files(config, wildcards.model),
         tokens=lambda wildcards: experiments.tokens_file(wildcards.model, wildcards.inputs),
+        token_set=lambda wildcards: experiments.token_set_files(config, wildcards.model, wildcards.inputs),
     output:
         "results/scores/{model}/{inputs}_{mask}.npz",
     log:

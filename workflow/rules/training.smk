@@ -25,7 +25,8 @@ rule train:
         resume_dir="results/checkpoints/{twin}",
     shell:
         "python -m behind_rope train --settings {params.settings:q} --threads {threads} --train {input.train}"
-        " --valid {input.valid} --output-dir $(dirname {output.model}) --resume-dir {params.resume_dir} > {log} 2>&1"
+        " --valid {input.valid} --output-dir $(dirname {output.model}) --resume-dir {params.resume_dir}"
+        " --code {params.code} > {log} 2>&1"
 
 
 # Named targets, one per twin: `snakemake train_nope`.

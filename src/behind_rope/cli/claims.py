@@ -17,7 +17,8 @@ def _metrics(paths) -> dict:
 
 @step("position-claims", "decide claims C6-C9 (where absolute position comes from)", SETTINGS, OUTPUT, METRICS,
       arg("--patching", nargs="+", required=True, help="results/position/<model>/patching.json files"),
-      arg("--scores-root", required=True, help="the folder of the score files the claims read directly"))
+      arg("--scores", nargs="+", required=True,
+          help="results/scores/<source>/<run>.npz: the score files the claims read directly (no other is read)"))
 def position_claims(args) -> None:
     import json
     from functools import cache
@@ -26,15 +27,23 @@ def position_claims(args) -> None:
     from behind_rope.position.claims import decide, score_gap
 
     patching = {Path(p).parent.name: atomic.read_json(p) for p in args.patching}
-    root = Path(args.scores_root)
+    # Keyed <source>/<run>: a claim that asks for a file the rule does not declare as input stops here, rather
+    # than read a file Snakemake neither orders before this step nor stages to a cluster node.
+    files = {f"{Path(p).parent.name}/{Path(p).stem}": Path(p) for p in args.scores}
+
+    def declared(run) -> Path:
+        if run not in files:
+            raise KeyError(f"claims C6-C9 read the score file of {run!r}, which the rule's input does not declare "
+                           "(experiments.position_claims_score_files)")
+        return files[run]
 
     @cache
     def scores(run):
-        return atomic.read_npz(root / f"{run}.npz")
+        return atomic.read_npz(declared(run))
 
     result = decide(_metrics(args.metrics), args.settings, patching, scores,
                     lambda run: json.loads(str(scores(run)["metadata"])),
-                    lambda a, b: score_gap(root / f"{a}.npz", root / f"{b}.npz"))
+                    lambda a, b: score_gap(declared(a), declared(b)))
     atomic.write_json(args.output, result)
     print("\n".join(summary_lines(result)))
 

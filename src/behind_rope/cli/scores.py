@@ -4,6 +4,7 @@ every score file (simulations, twins and pretrained LLMs alike)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from behind_rope import atomic
@@ -17,6 +18,10 @@ def twin_inputs(args) -> None:
     from behind_rope.twins.vocabulary import twin_input_sets
 
     sets = twin_input_sets(args.vocabulary, args.valid, args.train, **args.settings)
+    if len(sets["text"]) < args.settings["sequences"]:  # a short held-out split: the text set is all of it
+        print(f"warning: the held-out split holds {len(sets['text'])} sequences, fewer than the "
+              f"{args.settings['sequences']} twin_analysis.sequences asks; the text set has them all (a larger corpus "
+              "in data.corpus gives more)", file=sys.stderr)
     for name, tokens in sets.items():
         atomic.write_npy(Path(args.output_dir) / f"{name}.npy", tokens)
         print(f"{name}: {tokens.shape[0]} sequences of {tokens.shape[1]} tokens")

@@ -166,7 +166,10 @@ def _scores_attention(module, query, key, value, attention_mask, scaling=None, d
     key, value = repeat_kv(key, query.shape[1]), repeat_kv(value, query.shape[1])
     scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
     allowed = None
-    if causal and attention_mask is not None:
+    if causal and attention_mask is None:
+        # Attending without a mask here would make a causal run silently non-causal.
+        raise RuntimeError(f"layer {module.layer_idx}: a causal score run got no attention mask from the model")
+    if causal:
         mask = attention_mask[:, :, :, : key.shape[-2]]
         allowed = mask if mask.dtype == torch.bool else mask == 0
     lower_triangular = allowed is not None and skips_hidden_keys(query.device) and hides_later_keys(allowed)
@@ -378,7 +381,8 @@ def score_run(settings: dict, tokens_path) -> tuple[dict[str, np.ndarray], dict]
         "dtype": str(dtype).removeprefix("torch."), "device": device.type, "batch_size": batch_size,
         "layers_total": total, "seconds": seconds, "tokens_per_second": tokens.numel() / seconds,
     }
-    token_set = Path(tokens_path).with_suffix(".json")  # how the tokens were drawn (llm-inputs writes it)
+    # How the tokens were drawn: llm-inputs writes it, and the score rule declares it (experiments.token_set_files).
+    token_set = Path(tokens_path).with_suffix(".json")
     if token_set.is_file():
         metadata["token_set"] = json.loads(token_set.read_text())
     if settings["kind"] == "llm":  # pretrained models may mix full and sliding-window attention

@@ -313,7 +313,7 @@ def provenance_table(settings: dict, commit: str) -> str:
 
     corpus = settings["corpus_pin"]
     rows = [("config", rf"\texttt{{{tex_escape(settings['scale_name'])}}}", ""),
-            ("git commit", rf"\texttt{{{tex_escape(commit)}}}", ""),
+            ("git commit, when written", rf"\texttt{{{tex_escape(commit)}}}", ""),
             ("text corpus", f"{tex_escape(corpus['source'])} package \\texttt{{{tex_escape(corpus['package'])}}} "
              f"{tex_escape(corpus['version'])}", short(corpus["sha256"]))]
     for name, spec in settings["models"].items():

@@ -161,8 +161,8 @@ def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_pos
                 index = layer - 1
                 base_log_z[layer] = base_log_z[layer] + base[index]
                 for name, position in positions.items():
-                    start = (index, patched(base_inputs[index], position, states[name][index][:, position]))
-                    _, outputs, log_z = _forward(model, batch, index, start)
+                    resume = (index, patched(base_inputs[index], position, states[name][index][:, position]))
+                    _, outputs, log_z = _forward(model, batch, index, resume)
                     total = sums[(name, layer)]
                     total["change"] = total["change"] + squares_per_head(outputs[index] - base_outputs[index], heads, later,
                                                                          halves)

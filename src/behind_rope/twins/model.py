@@ -92,9 +92,14 @@ def load_twin(folder: str | Path, attn_implementation: str = "sdpa"):
     config = SmolLM3Config.from_json_file(str(folder / "config.json"))
     config._attn_implementation = attn_implementation
     model = SmolLM3ForCausalLM(config)
-    missing, unexpected = model.load_state_dict(load_file(folder / "model.safetensors"), strict=False)
-    if unexpected or set(missing) - {"lm_head.weight"}:
-        raise ValueError(f"{folder}/model.safetensors does not match its config (missing {missing}, unexpected {unexpected}).")
-    model.tie_weights()
+    load_weights(model, load_file(folder / "model.safetensors"), f"{folder}/model.safetensors")
     return model.eval()
+
+
+def load_weights(model, tensors: dict[str, torch.Tensor], source: str) -> None:
+    """Load the tensors :func:`weights` stored, every one of them, into ``model``, and tie its output layer."""
+    missing, unexpected = model.load_state_dict(tensors, strict=False)  # the tied output layer is not stored
+    if unexpected or set(missing) - {"lm_head.weight"}:
+        raise ValueError(f"{source} does not match the model (missing {missing}, unexpected {unexpected}).")
+    model.tie_weights()
 

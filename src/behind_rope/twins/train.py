@@ -23,7 +23,7 @@ from safetensors.torch import load_file, save_file
 from behind_rope import atomic
 from behind_rope.atomic import atomic_dir
 from behind_rope.device import DTYPES, pick_device
-from behind_rope.twins.model import TwinSize, build_twin, save_twin, weights
+from behind_rope.twins.model import TwinSize, build_twin, load_weights, save_twin, weights
 from behind_rope.twins.vocabulary import remap, twin_vocabulary, unigram_loss
 
 
@@ -138,8 +138,7 @@ def load_resume_state(folder: Path, model, optimizer, fingerprint: str) -> tuple
         print(f"Ignoring the checkpoint in {folder}: it was written with other settings or data.")
         return 0, []
     tensors = load_file(folder / "state.safetensors")
-    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=False)
-    model.tie_weights()
+    load_weights(model, {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, f"{folder}/state.safetensors")
     slots: dict[int, dict] = {}
     for key, value in tensors.items():
         if key.startswith("optimizer."):
@@ -152,12 +151,13 @@ def load_resume_state(folder: Path, model, optimizer, fingerprint: str) -> tuple
 
 def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_ids: np.ndarray, valid_ids: np.ndarray,
                resume_dir: str | Path, device: str = "auto", stop_after: int | None = None, progress: bool = True,
-               stop_when: StopWhen | None = None, dtype: str = "auto"):
+               stop_when: StopWhen | None = None, dtype: str = "auto", code: str = ""):
     """Train one twin; returns (model, history, summary), or None when interrupted by ``stop_after`` (tests).
 
     With ``stop_when``, the held-out loss is measured every ``stop_when.every`` steps (a ``valid_loss`` in
     that step's history row) and training ends when it has plateaued.  ``dtype`` (``training.dtype``): the
     matrix products in bf16 under autocast, the weights and AdamW's state in float32, or all in float32.
+    ``code`` (a digest of the training code) is part of what a checkpoint must match to be resumed.
     """
     from tqdm import tqdm
 
@@ -168,7 +168,7 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
     optimizer = make_optimizer(model, settings)
     rule = asdict(stop_when) if stop_when else None
     fingerprint = json.dumps([positional, asdict(size), asdict(settings), rule, int(train_ids.sum()), train_ids.shape,
-                              str(dtype)])
+                              str(dtype), code])
     start, history = load_resume_state(resume_dir, model, optimizer, fingerprint)
     train = torch.from_numpy(train_ids)
     evaluations = [(h["step"], h["valid_loss"]) for h in history if "valid_loss" in h]
@@ -232,19 +232,22 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
     return model.cpu().float(), history, summary
 
 
-def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, resume_dir: Path) -> dict:
+def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, resume_dir: Path, code: str = "") -> dict:
     """Train the twin ``settings`` describe (experiments.twin_settings) and write its folder atomically.
 
     The folder holds the weights (safetensors), its config, the vocabulary map, ``loss.csv`` (one
     row per step, with the held-out loss where it was measured) and ``metrics.json`` (held-out and unigram
-    losses, the steps trained, throughput).  Whether the twin is sane is decided by claim C3.
+    losses, the steps trained, throughput).  Whether the twin is sane is decided by claim C3.  ``code``, a digest
+    of the training code (the rule passes its ``code`` param), keeps a checkpoint left by other code from being
+    resumed: after an edit the step reruns, and resuming its finished checkpoint would train nothing.
     """
     size, train_settings = TwinSize(**settings["size"]), TrainSettings(**settings["train"])
     train_raw, valid_raw = np.load(train_path), np.load(valid_path)
     vocabulary = twin_vocabulary(train_raw, size.vocab_size)
     model, history, summary = train_twin(settings["positional"], size, train_settings, remap(train_raw, vocabulary),
                                          remap(valid_raw, vocabulary), resume_dir, settings["device"],
-                                         stop_when=StopWhen(**settings["stop_when"]), dtype=settings["dtype"])
+                                         stop_when=StopWhen(**settings["stop_when"]), dtype=settings["dtype"],
+                                         code=code)
     with atomic_dir(output_dir) as tmp:
         save_twin(model, tmp, {"twin": settings["twin"], "size": settings["size"], "settings": settings["train"]})
         np.save(tmp / "vocabulary.npy", vocabulary)
