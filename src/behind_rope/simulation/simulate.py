@@ -104,16 +104,17 @@ def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool =
 
 
 def monte_carlo_layer2_error(
-    alphas, dims, samples: int, seq_len: int, chunk_size: int, seed: int, progress: bool = True
+    alphas, dims, samples: int, seq_len: int, chunk_size: int, seed: int, progress: bool = True, causal: bool = True
 ) -> list[dict]:
-    """Compare the closed-form layer-2 scores with a Monte-Carlo run of the same layer."""
+    """Compare the closed-form layer-2 scores with a Monte-Carlo run of the same layer (``causal=False``: the
+    layer without its mask, a control the closed form must not match)."""
     from behind_rope.theory.derivation import layer2_score_matrix
 
     rows = []
     for dim in dims:
         for alpha in alphas:
             size = SimulationSize(samples, seq_len, dim, layers=2, chunk_size=chunk_size)
-            simulated = simulate(Variant(alpha=alpha), size, seed, progress)["mean_scores"][1]
+            simulated = simulate(Variant(alpha=alpha, causal=causal), size, seed, progress)["mean_scores"][1]
             gap = np.abs(simulated - layer2_score_matrix(seq_len, alpha))
             rows.append(
                 {"dim": dim, "alpha": alpha, "samples": samples, "seq_len": seq_len,
