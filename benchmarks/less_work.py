@@ -23,7 +23,7 @@ options would take, not exact: a job left out also spares Snakemake a little wor
 A last table lists the smallest sets of options that would bring the whole run within what 900 s holds.
 
     python benchmarks/less_work.py --run DIR                 # DIR: a finished default run (results/)
-    python benchmarks/less_work.py --run DIR --summary FILE  # FILE: that run's summary.json (default: results/benchmarks/)
+    python benchmarks/less_work.py --run DIR --summary FILE  # FILE: that run's summary.json (default: DIR/summary.json)
     python benchmarks/less_work.py --run DIR --update-docs   # also rewrite the less_work table of docs/results.md
     python benchmarks/less_work.py --run DIR --update-docs --block less_work_avx2   # the table of a host without AVX-512
 """
@@ -128,17 +128,24 @@ def position_jobs(config: dict, jobs: dict[str, float]) -> dict[str, float]:
     return cut_all(jobs, patterns)
 
 
+def trained_steps(run: Path, twin: str) -> int:
+    """The steps the run trained ``twin`` for (its training metrics)."""
+    return json.loads((run / "results" / "training" / twin / "metrics.json").read_text())["steps"]
+
+
 def options(run: Path, config: dict, jobs: dict[str, float]) -> list[tuple[str, dict[str, float], str]]:
     """(option, its cut of the run's jobs, what it costs the claims) for each way of doing less work."""
     claims, rules = json.loads((run / "results/claims.json").read_text()), config["claims"]
     nope, untrained = rules["C3"]["runs"]["twin"], rules["C3"]["controls"]["untrained"]
     dropped = [f"{nope}_seed3", f"{nope}_seed4", f"{untrained}_seed3", f"{untrained}_seed4"]
     seeds = merged(*(cut(jobs, f"{step}/{twin}{suffix}") for twin in dropped
-                     for step, suffix in (("train", ""), ("scores", "/*"), ("gram", ""), ("metrics", "/*"))))
+                     for step, suffix in (("train", ""), ("inputs", ""), ("scores", "/*"), ("gram", ""), ("metrics", "/*"))))
     seeds_cost = f"C3's rule needs at least {rules['C3']['criteria']['min_seeds']} seeds: with three it cannot pass"
 
     trained = [name for name, spec in config["training"]["twins"].items() if spec.get("steps", 1) != 0]
-    steps = merged(*(cut(jobs, f"train/{twin}", 1 - 200 / config["training"]["steps"]) for twin in trained))
+    # A twin that stopped before step 200 loses nothing; one that trained s steps loses (s - 200) / s of its job.
+    steps = merged(*(cut(jobs, f"train/{twin}", max(0, trained_steps(run, twin) - 200) / trained_steps(run, twin))
+                     for twin in trained))
     runs = claims["C3"]["measured"]["seeds"]
     capped = sum(not seed["stopped_early"] for seed in runs.values())
     steps_cost = (f"{capped} of the {len(runs)} NoPE seeds trained to the cap without reaching the plateau rule: "
@@ -186,11 +193,22 @@ def options(run: Path, config: dict, jobs: dict[str, float]) -> list[tuple[str, 
     return options
 
 
+def same_run(summary: dict, process_log: list[str]) -> bool:
+    """Whether ``summary`` (run_benchmarks.py's) was written from the run whose process log this is: the CPU
+    seconds of its steps, which run_benchmarks.py computes from that log, agree."""
+    from dag_profile import process_cpu
+
+    steps = process_cpu(process_log)
+    return set(steps) == set(summary["steps"]) and all(
+        abs(steps[step]["cpu_s"] - summary["steps"][step]["cpu_s"]) < 0.01 for step in steps)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", type=Path, required=True, help="a finished cold run (run_benchmarks.py --keep DIR)")
-    parser.add_argument("--summary", type=Path, default=ROOT / "results/benchmarks/summary.json",
-                        help="the same cold run's summary (run_benchmarks.py writes it): its exact CPU time")
+    parser.add_argument("--summary", type=Path,
+                        help="the same cold run's summary: its exact CPU time (default: DIR/summary.json, which "
+                             "run_benchmarks.py --keep DIR writes)")
     parser.add_argument("--update-docs", action="store_true")
     parser.add_argument("--block", default="less_work",
                         help="the table of docs/results.md to rewrite (less_work_avx2: a run on a host without AVX-512)")
@@ -208,9 +226,15 @@ def main() -> None:
     if not any(job.startswith("scores/") for job in jobs):
         raise SystemExit(f"Error: {process_log} names no score job: was it written by this version of "
                          "benchmarks/process_log (which records each process's job)?")
+    summary_path = args.summary or args.run / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
+    if summary is not None and not same_run(summary, process_log.read_text().splitlines()):
+        raise SystemExit(f"Error: {summary_path} is not the summary of the run in {args.run}: its steps' CPU seconds "
+                         "differ from that run's process log. Give --summary the summary.json written with that run.")
     rows = options(args.run, load(), jobs)
     everything = merged(*(cuts for _, cuts, _ in rows))
-    lines = ["| | less work (a decision before the run) | CPU s it takes off the cold run | what it costs the claims |",
+    lines = ["| | less work (a decision before the run) | CPU s it would take off the cold run (estimated: the share "
+             "of each job it cuts, start-up included, so at most this) | what it costs the claims |",
              "|---|---|---|---|"]
     lines += [f"| {i} | {name} | {cpu_off(cuts, jobs):.0f} | {cost} |" for i, (name, cuts, cost) in enumerate(rows, 1)]
     off = cpu_off(everything, jobs)
@@ -218,8 +242,7 @@ def main() -> None:
     lines += ["", "| the cold run | CPU s |", "|---|---|",
               f"| its jobs ({len(jobs)}, every process of each) | {sum(jobs.values()):.0f} |",
               f"| its jobs, all {len(rows)} options taken | {sum(jobs.values()) - off:.0f} |"]
-    if args.summary.is_file():  # the same cold run's exact CPU time (run_benchmarks.py writes both)
-        summary = json.loads(args.summary.read_text())
+    if summary is not None:  # the same cold run's exact CPU time (run_benchmarks.py writes both)
         total, cores = summary["full_default_run_cpu_s"], int(summary["machine"].split()[0])
         lines += [f"| the whole run's wall time, s (the CPU: one 2048 x 2048 float32 product at "
                   f"{summary['matmul_gflops_before']['1']:.0f} GFLOP/s on 1 thread before it) | "
@@ -228,10 +251,10 @@ def main() -> None:
                   *(f"| of which the step `{step}` | {summary['steps'][step]['cpu_s']:.0f} |" for step in ("scores", "train")
                     if step in summary["steps"]),
                   f"| the whole run, all {len(rows)} options taken | {total - off:.0f} |",
-                  f"| what 900 s holds on {cores} cores at this run's CPU use ({summary['cpu_use']:.2f}) | "
+                  f"| what 900 s holds on {cores} cores at this run's CPU use ({summary['cpu_use']:.3f}) | "
                   f"{900 * cores * summary['cpu_use']:.0f} |"]
         fitting = smallest_fitting(rows, jobs, total - 900 * cores * summary["cpu_use"])
-        lines += ["", "| the fewest options that would bring the whole run within 900 s (none of their subsets does) "
+        lines += ["", "| the sets of options that would bring the whole run within 900 s, none of whose subsets would "
                   "| CPU s they take off | what is left of the whole run |", "|---|---|---|"]
         lines += [f"| {' + '.join(str(i + 1) for i in chosen)} | {off:.0f} | {total - off:.0f} |"
                   for chosen, off in fitting] or ["| none: even all of them leave too much | | |"]
@@ -242,7 +265,7 @@ def main() -> None:
         block = "" if args.block == "less_work" else f" --block {args.block}"
         update(args.block, f"_Computed by `python benchmarks/less_work.py --update-docs{block}` from {args.run.name}: each "
                             "job's exact CPU time (its process log), its claims.json (Spearman-Brown predictions)"
-                            + (" and its summary.json (the whole run's exact CPU time)" if args.summary.is_file() else "")
+                            + (" and its summary.json (the whole run's exact CPU time)" if summary is not None else "")
                             + "._\n\n"
                             + "\n".join(lines))
 

@@ -2,6 +2,7 @@
 criteria history (config/criteria_history.yaml).
 
     python benchmarks/result_tables.py results/claims.json      # rewrite them from this run
+    python benchmarks/result_tables.py DIR/results/claims.json --source "a default-scale run of commit abc1234 (an AVX2 host)"
 
 Every sentence in them that states a verdict is written here from the claims file, never by hand.
 """
@@ -337,5 +338,12 @@ def write_tables(claims: dict, source: str, run: Path | None = None) -> None:
 
 
 if __name__ == "__main__":
-    claims_file = Path(sys.argv[1]).resolve()
-    write_tables(json.loads(claims_file.read_text()), "a default-scale run", claims_file.parents[1])
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("claims", type=Path, help="a run's results/claims.json")
+    parser.add_argument("--source", default="a default-scale run",
+                        help="the run, as each table's note names it: its commit, its host")
+    args = parser.parse_args()
+    claims_file = args.claims.resolve()
+    write_tables(json.loads(claims_file.read_text()), args.source, claims_file.parents[1])

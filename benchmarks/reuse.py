@@ -222,6 +222,13 @@ def both_ways(function, before, repeats: int) -> tuple[list[float], list[float],
     return now, then, agreement(results)
 
 
+def beyond_spread(then: list[float], now: list[float]) -> bool:
+    """Whether the two ways differ by more than either way's runs spread (largest / least): on a shared
+    machine, a ratio nearer 1 than that is noise."""
+    change = max(min(then) / min(now), min(now) / min(then))
+    return change > max(max(then) / min(then), max(now) / min(now))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", type=Path, required=True, help="a finished default run, with its results/")
@@ -271,11 +278,12 @@ def main() -> None:
     ]
     jobs[0][2]()  # the first score run of a process pays its one-time costs: not in the table
     lines = ["| job | CPU s, as it was | CPU s, now | now / before | the runs' spread (largest / least), before; now "
-             "| same numbers |", "|---|---|---|---|---|---|"]
+             "| beyond the spread | same numbers |", "|---|---|---|---|---|---|---|"]
     for name, before, function in jobs:
         now, then, same = both_ways(function, before, args.repeats)
         spread = f"{max(then) / min(then):.2f}; {max(now) / min(now):.2f}"
-        lines.append(f"| {name} | {min(then):.2f} | {min(now):.2f} | {min(now) / min(then):.2f} | {spread} | {same} |")
+        lines.append(f"| {name} | {min(then):.2f} | {min(now):.2f} | {min(now) / min(then):.2f} | {spread} | "
+                     f"{'yes' if beyond_spread(then, now) else 'no: noise'} | {same} |")
         print(lines[-1], flush=True)
     print("\n".join(lines))
     if args.update_docs:

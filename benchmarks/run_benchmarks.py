@@ -187,6 +187,8 @@ def main() -> None:
                    "chunked_over_one_chunk_time": chunked_s / single_s},
     }
     write_json(ROOT / "results" / "benchmarks" / "summary.json", summary)
+    if args.keep:  # the kept run carries its own summary, so that less_work.py cannot pair it with another run's
+        write_json(Path(args.keep) / "summary.json", summary)
     table = "\n".join([
         "| measurement | value | target |",
         "|---|---|---|",

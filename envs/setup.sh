@@ -12,6 +12,10 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.lock-sha256" 2>/dev/null)" !=
     echo "behind-rope needs Python >= 3.11 as python3; found $(python3 --version 2>&1)." >&2
     exit 1
   fi
+  if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+    echo "python3 cannot create a virtual environment (no ensurepip): on Debian or Ubuntu, apt-get install python3-venv." >&2
+    exit 1
+  fi
   require_free_disk "$(dirname "$venv")" 2 "Setting up .venv"
   echo "Setting up $venv from envs/requirements.txt (once; a few minutes) ..." >&2
   python3 -m venv "$venv"

@@ -1,6 +1,7 @@
 """The conda environments that `--sdm conda` uses: each parses, pins what the pip lock pins, and the
 light one really is enough for the light jobs."""
 
+import ast
 import re
 import subprocess
 import sys
@@ -84,10 +85,19 @@ BLOCK_HEAVY = ("import sys\n"
                "sys.meta_path.insert(0, Block())\n")
 
 
+def script_imports() -> list[str]:
+    """Every module of the library that a figure script imports (read from its syntax tree, so that an
+    import wrapped over several lines counts too)."""
+    found = []
+    for path in sorted((ROOT / "workflow" / "scripts").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("behind_rope"):
+                found.append(node.module)
+    return sorted(set(found))
+
+
 def import_without_heavy_packages(modules):
-    script_imports = [line for path in sorted((ROOT / "workflow" / "scripts").glob("*.py"))
-                      for line in path.read_text().splitlines() if line.startswith("from behind_rope")]
-    code = BLOCK_HEAVY + "".join(f"import {module}\n" for module in modules) + "\n".join(script_imports)
+    code = BLOCK_HEAVY + "".join(f"import {module}\n" for module in [*modules, *script_imports()])
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"})
 

@@ -1,5 +1,6 @@
 """The price list of doing less work (benchmarks/less_work.py): its reliability predictions, how options combine."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -66,3 +67,19 @@ def test_the_position_claims_option_takes_their_own_jobs_and_nothing_the_paper_c
               "figures/fig5_llm_layers", "claims", "train/nope"]
     jobs = dict.fromkeys(own + shared, 1.0)
     assert sorted(position_jobs(load(), jobs)) == sorted(own)
+
+
+def test_a_summary_is_paired_only_with_the_process_log_of_its_own_run():
+    from dag_profile import process_cpu
+    from less_work import same_run
+
+    def log(fetch_cpu):
+        return [json.dumps({"pid": 2, "ppid": 1, "argv": ["/x/behind_rope/__main__.py", "fetch-package"], "user": fetch_cpu,
+                            "system": 0.0, "job": None, "children_user": 0.0, "children_system": 0.0}),
+                json.dumps({"pid": 1, "ppid": 0, "argv": ["/venv/snakemake/__main__.py", "--cores"], "user": 4.0,
+                            "system": 0.0, "job": None, "children_user": fetch_cpu, "children_system": 0.0})]
+
+    # run_benchmarks.py writes the steps' CPU seconds of its run into the summary, through JSON.
+    summary = json.loads(json.dumps({"steps": process_cpu(log(1.5))}))
+    assert same_run(summary, log(1.5))
+    assert not same_run(summary, log(2.5))

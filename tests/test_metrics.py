@@ -104,4 +104,7 @@ def test_within_a_layer_each_matrix_is_normalised_once_and_the_metrics_stay_the_
     monkeypatch.setattr(metrics, "normalising_once", contextlib.nullcontext)
     every_time = metrics.score_file_metrics(data, default_measures())
     assert json.dumps(once) == json.dumps(every_time)  # the same numbers, bit for bit (NaN included)
+    seq_len = data["mean_scores"].shape[-1]  # the ranges the measures took, for the figures to draw
+    assert once["positions"] == {"start_keys": default_measures().start_keys(seq_len),
+                                 "late_from": default_measures().late_from(seq_len)}
     assert calls_once < (len(computed) - calls_once) / 2  # and far fewer normalisations

@@ -274,7 +274,10 @@ def test_c8a_needs_the_first_key_component_to_fall_beyond_noise_and_the_simulati
     metrics = {"m/first": _metrics([_row(first=2.0)] * 4), "m.ntk2/first": _metrics([_row(first=1.0)] * 4),
                "s/ref": _metrics([_row(first=2.0)] * 4), "s/ntk2": _metrics([_row(first=2.0)] * 4)}
     runs, simulation = {"m": {"1": "m/first", "2": "m.ntk2/first"}}, {"1": "s/ref", "2": "s/ntk2"}
-    assert claim_c8a(metrics, runs, simulation, layers=[2, 3, 4], floor_multiple=2.0)["passed"]
+    decided = claim_c8a(metrics, runs, simulation, layers=[2, 3, 4], floor_multiple=2.0)
+    assert decided["passed"]
+    # The margin is recorded with each check, so that the figure draws the one the rule used.
+    assert decided["measured"]["models"]["m"]["floor_multiple"] == decided["measured"]["simulation"]["floor_multiple"] == 2.0
     metrics["s/ntk2"] = _metrics([_row(first=1.0)] * 4)  # the simulation falls as much: the control passes
     assert not claim_c8a(metrics, runs, simulation, layers=[2, 3, 4], floor_multiple=2.0)["passed"]
     metrics["s/ntk2"], metrics["m.ntk2/first"] = metrics["s/ref"], _metrics([_row(first=1.98, halves=0.2)] * 4)
@@ -296,6 +299,7 @@ def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_w
                          {}, min_query=min_query, min_depth_correlation=0.5, floor_multiple=2.0, min_layer_share=0.5)
 
     assert decide(16)["passed"]
+    assert decide(16)["measured"]["sliding"]["floor_multiple"] == 2.0  # the margin the figure's band draws
     # Recorded beside the check: the sliding-window layers against the global one, at the same queries.
     by_type = decide(16)["measured"]["sliding"]["by_type"]
     assert by_type["sliding_attention"]["layers"] == [1, 2, 3, 4, 5] and by_type["full_attention"]["layers"] == [6]

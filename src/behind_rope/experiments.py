@@ -85,7 +85,7 @@ def twin_settings(config: dict, twin: str) -> dict:
 
 
 def twin_files(twin: str) -> dict[str, str]:
-    files = ("model.safetensors", "config.json", "vocabulary.npy", "loss.csv", "metrics.json")
+    files = ("model.safetensors", "config.json", "training.json", "vocabulary.npy", "loss.csv", "metrics.json")
     return {name.split(".")[0]: RESULT_FILES["training"].format(twin=twin, file=name) for name in files}
 
 

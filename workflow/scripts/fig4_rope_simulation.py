@@ -19,7 +19,7 @@
 # %%
 
 from behind_rope.atomic import read_npz
-from behind_rope.figures.plotting import layer_grid, metadata, quantile_limits, save, standalone
+from behind_rope.figures.plotting import NORMALISED, layer_grid, metadata, quantile_limits, save, standalone
 from behind_rope.maths.metrics import diagonal_normalise
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
@@ -38,5 +38,5 @@ limit = max(abs(low), abs(high))
 rows = []
 for label, raw, normalised in settings:
     rows.append((f"{label}, raw", raw, (0.0, 1.0)))
-    rows.append((f"{label}, normalised", normalised, (-limit, limit)))
+    rows.append((f"{label}, normalised", normalised, (-limit, limit), NORMALISED))
 save(layer_grid(rows), snakemake.output, snakemake.log)

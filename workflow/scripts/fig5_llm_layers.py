@@ -22,7 +22,15 @@
 
 # %%
 from behind_rope.atomic import read_json, read_npz
-from behind_rope.figures.plotting import layer_title, metadata, panel_grid, quantile_limits, save, standalone
+from behind_rope.figures.plotting import (
+    NORMALISED,
+    layer_title,
+    metadata,
+    panel_grid,
+    quantile_limits,
+    save,
+    standalone,
+)
 from behind_rope.maths.blocks import DRAWN_GRID
 from behind_rope.maths.metrics import diagonal_normalise
 
@@ -38,5 +46,6 @@ for score_path, metrics_path in zip(scores, metrics, strict=True):
     about = metadata(data)
     for k, matrix in enumerate(diagonal_normalise(data["mean_scores"][: snakemake.params.layers])):
         title = f"{about['model']}: {layer_title(k + 1, about['layer_types'][k])}, r = {rows[k]['drawn_reliability']:.2f}"
-        panels.append((title, matrix, quantile_limits([matrix])))
-save(panel_grid(panels, columns=snakemake.params.layers, max_pixels=DRAWN_GRID), snakemake.output, snakemake.log)
+        panels.append((title, matrix, quantile_limits([matrix]), NORMALISED))
+# Positions from 0, as the captions and the paper count an LLM's keys (key 0: BOS or the first token).
+save(panel_grid(panels, columns=snakemake.params.layers, max_pixels=DRAWN_GRID, first=0), snakemake.output, snakemake.log)

@@ -28,14 +28,17 @@ snakemake = globals().get("snakemake") or standalone("figS_c5_decomposition")
 # %%
 PARTS = [("relative_share", "relative r(i − j)", "#c9c9c9"), ("query_offset_share", "query offset a(i)", "#7fa7d6"),
          ("visible_share", "softmax-visible non-relative", "#d1495b")]
-RUNS = ["text, mask", "i.i.d. tokens, mask", "i.i.d. tokens, no mask"]
+INPUTS = {"text": "text", "random": "i.i.d. tokens"}  # a run's label, from its own metadata
+RUNS = 3  # per model, in the order of the inputs: text, random, no mask
 files = [read_json(path) for path in snakemake.input]
 models = list(dict.fromkeys(f["metadata"]["model"] for f in files))
-fig, axes = plt.subplots(len(models), len(RUNS), figsize=(11, 2.4 * len(models)), squeeze=False,
+fig, axes = plt.subplots(len(models), RUNS, figsize=(11, 2.4 * len(models)), squeeze=False,
                          gridspec_kw={"width_ratios": [3, 1, 1]})
 for r, model in enumerate(models):
     runs = [f for f in files if f["metadata"]["model"] == model]  # in the order of the inputs: text, random, no mask
-    for c, (ax, run, label) in enumerate(zip(axes[r], runs, RUNS, strict=True)):
+    for c, (ax, run) in enumerate(zip(axes[r], runs, strict=True)):
+        about = run["metadata"]
+        label = f"{INPUTS.get(about['inputs'], about['inputs'])}, {'mask' if about['causal'] else 'no mask'}"
         layers = np.array([row["layer"] for row in run["layers"]])
         bottom = np.zeros(len(layers))
         for key, name, colour in PARTS:

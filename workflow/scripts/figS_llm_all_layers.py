@@ -20,7 +20,15 @@
 import json
 
 from behind_rope.atomic import read_npz
-from behind_rope.figures.plotting import below_diagonal, layer_title, panel_grid, quantile_limits, save, standalone
+from behind_rope.figures.plotting import (
+    NORMALISED,
+    below_diagonal,
+    layer_title,
+    panel_grid,
+    quantile_limits,
+    save,
+    standalone,
+)
 from behind_rope.maths.metrics import diagonal_normalise
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
@@ -33,5 +41,5 @@ panels = []
 for k, (raw, normalised) in enumerate(zip(data["mean_scores"], diagonal_normalise(data["mean_scores"]), strict=True)):
     title = f"{metadata['model']}: {layer_title(int(data['layers'][k]), metadata['layer_types'][k])}"
     panels.append((f"{title}, raw", raw, quantile_limits([below_diagonal(raw)])))
-    panels.append((f"{title}, normalised", normalised, quantile_limits([below_diagonal(normalised)])))
-save(panel_grid(panels, columns=6), snakemake.output, snakemake.log)
+    panels.append((f"{title}, normalised", normalised, quantile_limits([below_diagonal(normalised)]), NORMALISED))
+save(panel_grid(panels, columns=6, first=0), snakemake.output, snakemake.log)  # key 0: BOS or the first token

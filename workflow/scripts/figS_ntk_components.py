@@ -26,7 +26,6 @@ from behind_rope.figures.plotting import plt, save, standalone, style_panel, val
 snakemake = globals().get("snakemake") or standalone("figS_ntk_components")
 
 # %%
-FLOORS = 2  # error bars: +- this many noise floors
 c8a = read_json(snakemake.input[0])["C8a"]["measured"]
 panels = {f"{model}: {'passes' if result['passed'] else 'fails'}": result for model, result in c8a["models"].items()}
 panels[f"simulation (control): {'passes' if c8a['simulation']['passed'] else 'fails'}"] = c8a["simulation"]
@@ -38,13 +37,14 @@ for ax, (title, result) in zip(axes[0], panels.items(), strict=True):
     for k, (name, _label, colour, marker) in enumerate(COMPONENTS):
         shift = 1.04 if k else 1 / 1.04  # the two components side by side
         ys = [value(result["base"][name]["mean"])] + [value(result["factors"][f][name]["value"]) for f in factors]
-        errors = [0.0] + [FLOORS * value(result["factors"][f][name]["floor"]) for f in factors]
+        # Error bars: +- the claim's multiple of the noise floor, the margin its rule asks a fall to exceed.
+        errors = [0.0] + [result["floor_multiple"] * value(result["factors"][f][name]["floor"]) for f in factors]
         ax.errorbar([x * shift for x in xs], ys, yerr=errors, color=colour, marker=marker, lw=1, markersize=4,
                     elinewidth=0.8, capsize=2, mfc="white")
         suppressed = [x * shift for x, f in zip(xs[1:], factors, strict=True) if result["factors"][f][name]["suppressed"]]
         ax.plot(suppressed, [y for y, f in zip(ys[1:], factors, strict=True) if result["factors"][f][name]["suppressed"]],
                 marker, color=colour, markersize=4, lw=0, zorder=4)
-        ax.plot(xs[0] * shift, ys[0], marker, color=colour, markersize=4, lw=0, zorder=4)  # the trained base: reference
+        ax.plot(xs[0] * shift, ys[0], marker, color=colour, mec="black", markersize=4, lw=0, zorder=4)  # the reference
     ax.axhline(0, color="grey", lw=0.5)
     ax.set_xscale("log", base=2)
     ax.set_xticks(xs, [f"{x:g}" for x in xs])
@@ -54,6 +54,7 @@ for ax, (title, result) in zip(axes[0], panels.items(), strict=True):
 handles = [Line2D([], [], color=colour, marker=marker, lw=1, markersize=4, label=label)
            for _, label, colour, marker in COMPONENTS]
 handles.append(Line2D([], [], color="black", marker="o", mfc="white", lw=0, markersize=4, label="not suppressed"))
+handles.append(Line2D([], [], color="grey", marker="o", mec="black", lw=0, markersize=4, label="s = 1, the trained base"))
 axes[0, -1].legend(handles=handles, fontsize=6)
 fig.tight_layout()
 save(fig, snakemake.output, snakemake.log)

@@ -17,7 +17,7 @@
 
 # %%
 from behind_rope.atomic import read_npz
-from behind_rope.figures.plotting import below_diagonal, layer_grid, quantile_limits, save, standalone
+from behind_rope.figures.plotting import NORMALISED, below_diagonal, layer_grid, quantile_limits, save, standalone
 from behind_rope.maths.metrics import diagonal_normalise
 
 # Snakemake passes `snakemake`; run by hand or as a notebook, the script reads the figure's inputs itself.
@@ -28,6 +28,7 @@ scores = read_npz(snakemake.input[0])["mean_scores"]
 normalised = diagonal_normalise(scores)
 rows = [
     (f"{snakemake.params.label}, raw", scores, [quantile_limits([below_diagonal(s)]) for s in scores]),
-    (f"{snakemake.params.label}, diagonal-normalised", normalised, [quantile_limits([below_diagonal(s)]) for s in normalised]),
+    (f"{snakemake.params.label}, diagonal-normalised", normalised, [quantile_limits([below_diagonal(s)]) for s in normalised],
+     NORMALISED),
 ]
 save(layer_grid(rows), snakemake.output, snakemake.log)

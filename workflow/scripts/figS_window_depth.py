@@ -25,7 +25,6 @@ from behind_rope.figures.plotting import layer_axis, plt, save, standalone, styl
 snakemake = globals().get("snakemake") or standalone("figS_window_depth")
 
 # %%
-FLOORS = 2  # the shaded band: up to this many noise floors
 c8b = read_json(snakemake.input[0])["C8b"]["measured"]
 TYPES = {"sliding_attention": ("sliding-window layer", "o", "C0"), "full_attention": ("global layer", "s", "C1")}
 checks = [c8b["sliding"], c8b["no_window"]]  # the model with sliding-window layers, then the control
@@ -33,8 +32,9 @@ fig, axes = plt.subplots(1, len(checks), figsize=(3.8 * len(checks), 3.1), squee
 for ax, check in zip(axes[0], checks, strict=True):
     rows = check["layers"]
     layers = sorted(rows, key=int)
-    ax.fill_between([int(layer) for layer in layers], 0, [FLOORS * value(rows[layer]["floor"]) for layer in layers],
-                    color="grey", alpha=0.3, lw=0, label=f"{FLOORS} × floor")
+    floors = check["floor_multiple"]  # the shaded band: the claim's multiple of each layer's noise floor
+    ax.fill_between([int(layer) for layer in layers], 0, [floors * value(rows[layer]["floor"]) for layer in layers],
+                    color="grey", alpha=0.3, lw=0, label=f"{floors:g} × floor")
     ax.plot([int(layer) for layer in layers], [value(rows[layer]["value"]) for layer in layers], color="grey", lw=0.6)
     for kind, (label, marker, colour) in TYPES.items():
         chosen = [layer for layer in layers if rows[layer]["type"] == kind]
@@ -48,6 +48,9 @@ for ax, check in zip(axes[0], checks, strict=True):
     style_panel(ax, f"{check['model']} ({window}): {'passes' if check['passed'] else 'fails'}", "layer",
                 f"mean |log-Z slope|, queries ≥ {check['min_query']}")
     ax.set_ylim(bottom=0)
+    if not any(value(rows[layer]["value"]) == value(rows[layer]["value"]) for layer in layers):
+        ax.text(0.5, 0.5, f"no value: the sequences ({check['seq_len']} tokens)\nend before query {check['min_query']}",
+                transform=ax.transAxes, ha="center", va="center", fontsize=7)
     layer_axis(ax, layers)
 fig.tight_layout()
 save(fig, snakemake.output, snakemake.log)

@@ -20,7 +20,7 @@ MEASURES = {
     "magnitude": ("C5b", "pattern width / raw width"),
     "first_keys": ("C5c", "first keys, in noise floors"),
     "direction": ("C5d", "visible start deficit (logits)"),
-    "reliability": ("C5d", "Figure 5 split-half reliability"),
+    "reliability": ("recorded by C5d", "Figure 5 split-half reliability"),
 }
 # C5c counts the first keys' contrast whatever its sign: a model's mean over layers is of its size, so that layers
 # of opposite sign do not cancel (each layer keeps its sign in ladder_rows and the figure).

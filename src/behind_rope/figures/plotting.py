@@ -17,18 +17,21 @@ from behind_rope.atomic import atomic_path, read_npz  # noqa: E402
 from behind_rope.maths.blocks import DRAWN_GRID, block_mean  # noqa: E402
 
 CMAP = sns.color_palette("rocket", as_cmap=True).with_extremes(bad="white")  # masked (NaN) entries stay blank
+RAW = "mean pre-softmax score"
+NORMALISED = "score minus its diagonal's mean"  # maths.metrics.diagonal_normalise: the non-relative part
 
 
 def heatmap(ax, scores: np.ndarray, vmin: float, vmax: float, title: str = "", cmap=CMAP, colorbar=True,
-            seq_len: int | None = None, label: str = "mean pre-softmax score"):
-    """One score matrix, queries on rows and keys on columns, positions shown 1-based; ``label`` names the
+            seq_len: int | None = None, label: str = RAW, first: int = 1):
+    """One score matrix, queries on rows and keys on columns, the first position numbered ``first`` (1, as
+    the paper's simulations count; 0 for an LLM, whose key 0 is BOS or the first token); ``label`` names the
     colour bar's quantity.
 
     ``seq_len`` labels the axes when ``scores`` is a block-mean reduction of a longer sequence.
     """
     seq_len = seq_len or scores.shape[-1]
-    image = ax.imshow(scores, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest",
-                      extent=(0.5, seq_len + 0.5, seq_len + 0.5, 0.5))
+    low, high = first - 0.5, seq_len + first - 0.5
+    image = ax.imshow(scores, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest", extent=(low, high, high, low))
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("Key position", fontsize=8)
     ax.set_ylabel("Query position", fontsize=8)
@@ -50,27 +53,31 @@ def quantile_limits(matrices, low: float = 0.01, high: float = 0.99) -> tuple[fl
     return float(np.quantile(values, low)), float(np.quantile(values, high))
 
 
-def layer_grid(rows: list[tuple[str, np.ndarray, tuple | list]], layer_label=lambda k: f"Layer {k + 1}"):
-    """A grid with one row per (label, (layers, S, S) scores, colour limits) and one column per layer.
+def layer_grid(rows: list[tuple], layer_label=lambda k: f"Layer {k + 1}"):
+    """A grid with one row per (label, (layers, S, S) scores, colour limits[, colour bar's quantity]) and one
+    column per layer.
 
-    The limits are one (vmin, vmax) for the whole row, or a list with one per layer.
+    The limits are one (vmin, vmax) for the whole row, or a list with one per layer; the quantity is
+    :data:`RAW` unless the row names another (:data:`NORMALISED`).
     """
-    n_layers = max(scores.shape[0] for _, scores, _ in rows)
+    n_layers = max(row[1].shape[0] for row in rows)
     fig, axes = plt.subplots(len(rows), n_layers, figsize=(3.0 * n_layers, 2.8 * len(rows)), squeeze=False)
-    for r, (label, scores, limits) in enumerate(rows):
+    for r, (label, scores, limits, *quantity) in enumerate(rows):
         for k in range(n_layers):
             vmin, vmax = limits[k] if isinstance(limits, list) else limits
-            heatmap(axes[r, k], scores[k], vmin, vmax, f"{label}\n{layer_label(k)}")
+            heatmap(axes[r, k], scores[k], vmin, vmax, f"{label}\n{layer_label(k)}", label=quantity[0] if quantity else RAW)
     fig.tight_layout()
     return fig
 
 
-def panel_grid(panels: list[tuple[str, np.ndarray, tuple]], columns: int, max_pixels: int = DRAWN_GRID):
-    """Panels (title, S x S matrix, (vmin, vmax)) wrapped into rows of ``columns``."""
+def panel_grid(panels: list[tuple], columns: int, max_pixels: int = DRAWN_GRID, first: int = 1):
+    """Panels (title, S x S matrix, (vmin, vmax)[, colour bar's quantity, :data:`RAW` unless named]) wrapped
+    into rows of ``columns``; ``first`` numbers the first position (:func:`heatmap`)."""
     rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, 2.8 * rows), squeeze=False)
-    for ax, (title, matrix, (vmin, vmax)) in zip(axes.flat, panels, strict=False):  # the last row may have spare axes
-        heatmap(ax, block_mean(matrix, max_pixels), vmin, vmax, title, seq_len=matrix.shape[-1])
+    for ax, (title, matrix, (vmin, vmax), *quantity) in zip(axes.flat, panels, strict=False):  # the last row may have spare axes
+        heatmap(ax, block_mean(matrix, max_pixels), vmin, vmax, title, seq_len=matrix.shape[-1],
+                label=quantity[0] if quantity else RAW, first=first)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     fig.tight_layout()

@@ -349,7 +349,8 @@ def score_file_metrics(data: dict[str, np.ndarray], measures: Measures) -> dict:
     """Metrics of every layer of a score file (``mean_scores``, ``half_a``, ``half_b`` and ``metadata``).
 
     Files of pretrained models record each layer's attention type (full or sliding window); it is
-    copied next to that layer's metrics.
+    copied next to that layer's metrics.  ``positions`` records the key and query ranges the measures
+    used (the start keys, the first late query), so a figure draws them as the measures took them.
     """
     import json
 
@@ -364,4 +365,6 @@ def score_file_metrics(data: dict[str, np.ndarray], measures: Measures) -> dict:
                            **spread_ratio(mean, half_a, half_b, measures), **first_keys(mean, half_a, half_b, measures)})
     for layer, layer_type in zip(layers, metadata.get("layer_types", ()), strict=False):
         layer["layer_type"] = layer_type
-    return {"metadata": metadata, "layers": layers}
+    seq_len = stack.shape[-1]
+    positions = {"start_keys": measures.start_keys(seq_len), "late_from": measures.late_from(seq_len)}
+    return {"metadata": metadata, "positions": positions, "layers": layers}

@@ -207,7 +207,7 @@ def ntk_suppression(by_factor: dict, floor_multiple: float) -> dict:
                          "sign_flipped": bool(before["mean"] * after["mean"] < 0)}  # False when either is NaN
         factors[factor] = row
     return {"passed": bool(factors) and all(row["first_key"]["suppressed"] for row in factors.values()),
-            "base": base, "factors": factors}
+            "base": base, "factors": factors, "floor_multiple": floor_multiple}
 
 
 def claim_c8a(metrics: dict, runs: dict, simulation_runs: dict, layers, floor_multiple: float, **_) -> dict:
@@ -260,7 +260,7 @@ def window_depth(arrays: dict, metadata: dict, min_query: int, min_depth_correla
             "checked_layers": [int(layer) for layer in checked], "checked": "sliding-window layers" if sliding else "every layer",
             "depth_correlation": correlation, "layers_above_floor": int(above), "window": window, "window_binds": binds,
             "min_query": min_query, "seq_len": int(np.asarray(arrays["log_z"]).shape[-1]), "by_type": by_type,
-            "layers": rows}
+            "floor_multiple": floor_multiple, "layers": rows}
 
 
 def claim_c8b(scores, metadata, runs: dict, simulation_runs: dict, min_query: int, min_depth_correlation: float,

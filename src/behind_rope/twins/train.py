@@ -235,7 +235,8 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
 def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, resume_dir: Path, code: str = "") -> dict:
     """Train the twin ``settings`` describe (experiments.twin_settings) and write its folder atomically.
 
-    The folder holds the weights (safetensors), its config, the vocabulary map, ``loss.csv`` (one
+    The folder holds the weights (safetensors), its config, ``training.json`` (the settings it was
+    trained with), the vocabulary map, ``loss.csv`` (one
     row per step, with the held-out loss where it was measured) and ``metrics.json`` (held-out and unigram
     losses, the steps trained, throughput).  Whether the twin is sane is decided by claim C3.  ``code``, a digest
     of the training code (the rule passes its ``code`` param), keeps a checkpoint left by other code from being
