@@ -142,7 +142,9 @@ def options(run: Path, config: dict, jobs: dict[str, float]) -> list[tuple[str, 
                      for step, suffix in (("train", ""), ("inputs", ""), ("scores", "/*"), ("gram", ""), ("metrics", "/*"))))
     seeds_cost = f"C3's rule needs at least {rules['C3']['criteria']['min_seeds']} seeds: with three it cannot pass"
 
-    trained = [name for name, spec in config["training"]["twins"].items() if spec.get("steps", 1) != 0]
+    # The twins the kept run trained (a twin added to the config since has no job, and no metrics, there).
+    trained = [name for name, spec in config["training"]["twins"].items()
+               if spec.get("steps", 1) != 0 and f"train/{name}" in jobs]
     # A twin that stopped before step 200 loses nothing; one that trained s steps loses (s - 200) / s of its job.
     steps = merged(*(cut(jobs, f"train/{twin}", max(0, trained_steps(run, twin) - 200) / trained_steps(run, twin))
                      for twin in trained))
@@ -170,7 +172,8 @@ def options(run: Path, config: dict, jobs: dict[str, float]) -> list[tuple[str, 
     iid_cost += "; the no-mask runs are controls that must fail (C5a, C5c): less data makes them no likelier to pass"
 
     llms = config["llm"]["models"]
-    options = [("C3 on three seeds instead of five (two trainings, two untrained twins, their score and metrics jobs)",
+    options = [("C3 on three seeds instead of five (two trainings, two untrained twins, their token sets, score, Gram "
+                "and metrics jobs)",
                 seeds, seeds_cost),
                ("every twin trained 200 steps instead of 300", steps, steps_cost),
                ("Figure 5 on half its documents", merged(*(cut(jobs, f"scores/{m}/fig5_causal", 0.5) for m in llms)),
@@ -226,6 +229,8 @@ def main() -> None:
     if not any(job.startswith("scores/") for job in jobs):
         raise SystemExit(f"Error: {process_log} names no score job: was it written by this version of "
                          "benchmarks/process_log (which records each process's job)?")
+    if args.summary is not None and not args.summary.is_file():
+        raise SystemExit(f"Error: --summary {args.summary} is not a file.")
     summary_path = args.summary or args.run / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
     if summary is not None and not same_run(summary, process_log.read_text().splitlines()):

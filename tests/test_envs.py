@@ -85,19 +85,25 @@ BLOCK_HEAVY = ("import sys\n"
                "sys.meta_path.insert(0, Block())\n")
 
 
-def script_imports() -> list[str]:
-    """Every module of the library that a figure script imports (read from its syntax tree, so that an
-    import wrapped over several lines counts too)."""
+def library_imports(source: str) -> list[str]:
+    """The import statements of ``source`` that reach into the library, each on one line as written (read from
+    the syntax tree, so that an import wrapped over several lines counts too)."""
     found = []
-    for path in sorted((ROOT / "workflow" / "scripts").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("behind_rope"):
-                found.append(node.module)
-    return sorted(set(found))
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("behind_rope"):
+            found.append(f"from {node.module} import {', '.join(alias.name for alias in node.names)}")
+        elif isinstance(node, ast.Import):
+            found += [f"import {alias.name}" for alias in node.names if alias.name.startswith("behind_rope")]
+    return found
 
 
-def import_without_heavy_packages(modules):
-    code = BLOCK_HEAVY + "".join(f"import {module}\n" for module in [*modules, *script_imports()])
+def import_without_heavy_packages(modules, scripts=None):
+    """Import ``modules``, and run every library import of the figure scripts (``scripts``: their sources), with
+    the heavy packages blocked."""
+    scripts = scripts if scripts is not None else [path.read_text() for path in
+                                                   sorted((ROOT / "workflow" / "scripts").glob("*.py"))]
+    statements = [f"import {module}" for module in modules] + [line for source in scripts for line in library_imports(source)]
+    code = BLOCK_HEAVY + "\n".join(dict.fromkeys(statements)) + "\n"
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT / "src"), "MPLBACKEND": "Agg"})
 
@@ -105,8 +111,11 @@ def import_without_heavy_packages(modules):
 def test_light_jobs_import_nothing_from_the_heavy_env():
     done = import_without_heavy_packages(LIGHT_IMPORTS)
     assert done.returncode == 0, done.stderr
-    # The check can fail: a heavy module does not import under it.
-    blocked = import_without_heavy_packages(["behind_rope.llm.extract"])
+    # The check can fail: a heavy module does not import under it, named as a module or by a script's import.
+    blocked = import_without_heavy_packages(["behind_rope.llm.extract"], scripts=[])
+    assert blocked.returncode != 0 and "not in the light environment" in blocked.stderr
+    script = "from behind_rope.figures.plotting import (\n    plt,\n)\nfrom behind_rope.llm import extract\n"
+    blocked = import_without_heavy_packages([], scripts=[script])
     assert blocked.returncode != 0 and "not in the light environment" in blocked.stderr
 
 

@@ -70,3 +70,18 @@ def test_a_marker_on_the_edge_of_a_symlog_panel_with_the_linear_scales_limits_is
     problems = panel(rescale=False)
     assert len(problems) == 1 and "curve 1: 1 of 3 points" in problems[0]
     assert panel(rescale=True) == []
+
+
+def test_heatmap_grids_name_each_panels_quantity_and_number_positions_from_their_first():
+    from behind_rope.figures.plotting import NORMALISED, RAW, layer_grid, panel_grid
+
+    scores = np.arange(2 * 4 * 4, dtype=float).reshape(2, 4, 4)
+    fig = layer_grid([("raw", scores, (0.0, 1.0)), ("normalised", scores, (0.0, 1.0), NORMALISED)])
+    bars = [ax for ax in fig.axes if ax.get_ylabel() in (RAW, NORMALISED)]  # the colour bars' axes
+    assert [ax.get_ylabel() for ax in bars] == [RAW, RAW, NORMALISED, NORMALISED]
+    assert fig.axes[0].get_images()[0].get_extent() == [0.5, 4.5, 4.5, 0.5]  # positions 1 .. 4
+    plt.close(fig)
+    # An LLM's panels count from key 0, whatever block means reduce the drawn matrix to.
+    fig = panel_grid([("a layer", np.ones((8, 8)), (0.0, 1.0), NORMALISED)], columns=1, max_pixels=4, first=0)
+    assert fig.axes[0].get_images()[0].get_extent() == [-0.5, 7.5, 7.5, -0.5]
+    plt.close(fig)
