@@ -30,12 +30,12 @@ scores = [path for path in snakemake.input if path.endswith(".npz")]
 metrics = [path for path in snakemake.input if path.endswith(".json")]
 fig, axes = plt.subplots(1, len(scores), figsize=(4.2 * len(scores), 3.2), squeeze=False)
 for ax, score_path, metrics_path in zip(axes[0], scores, metrics, strict=True):
-    data, metrics = read_npz(score_path), read_json(metrics_path)
-    rows = metrics["layers"]
+    data, measured = read_npz(score_path), read_json(metrics_path)
+    rows = measured["layers"]
     layers = min(snakemake.params.layers, len(rows))
     profiles = key_profile(decompose(data["mean_scores"][:layers]).residual)
     seq_len = profiles.shape[-1]
-    ax.axvspan(1, metrics["positions"]["start_keys"], color="0.92")  # keys 1 .. start_keys: the direction check's
+    ax.axvspan(1, measured["positions"]["start_keys"], color="0.92")  # keys 1 .. start_keys: the direction check's
     hidden = []  # layers whose sink is None (NaN): a sliding window hides key 0 from every late query
     for k in range(layers):
         line, = ax.plot(range(1, seq_len), profiles[k, 1:], lw=0.8, label=f"layer {k + 1}")
