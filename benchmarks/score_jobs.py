@@ -53,7 +53,8 @@ def child_cpu(command: list[str], run: Path, stdin: str | None = None) -> float:
 
 
 def both_ways(run: Path, runs: list[tuple[dict, str]], threads: int) -> tuple[float, float]:
-    """CPU seconds of the runs as one process each (the pipeline's jobs), and all in one process."""
+    """CPU seconds of the runs as one cold process each (the pipeline's jobs where warm starts are off, as on a
+    cluster), and all in one process."""
     with tempfile.TemporaryDirectory() as scratch:
         apart = sum(child_cpu([sys.executable, "-m", "behind_rope", "scores", "--settings", json.dumps(settings),
                                "--tokens", tokens, "--threads", str(threads), "--output", f"{scratch}/{k}.npz"], run)
@@ -91,7 +92,7 @@ def main() -> None:
     rows = [(f"the twin `{args.twin}`: its {len(twin_runs)} runs (1 thread)", *both_ways(args.run, twin_runs, 1)),
             (f"`{args.model}`: its {len(variants)} variants on `first`, with the mask (2 threads)",
              *both_ways(args.run, variant_runs, 2))]
-    lines = ["| runs | CPU s, one job each (the pipeline) | CPU s, in one process | difference per run |",
+    lines = ["| runs | CPU s, a cold process each (the pipeline's jobs without warm starts, as on a cluster) | CPU s, in one process | difference per run |",
              "|---|---|---|---|"]
     lines += [f"| {name} | {apart:.1f} | {together:.1f} | {(apart - together) / (len(twin_runs) if k == 0 else len(variants)):.1f} |"
               for k, (name, apart, together) in enumerate(rows)]

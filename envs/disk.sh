@@ -18,6 +18,8 @@ require_free_disk() {  # <folder> <GB it needs> <what needs them, in the singula
 # their per-head score arrays (CI's verdict gate checks a default run against it, tests/test_verdict_gate.py); what
 # is there already counts.  The tests write 1.6 GB at most into the temporary folder (the peak of one CI run).
 DEFAULT_RUN_GB=18 TESTS_GB=3
+# .venv: room for the CUDA build of torch that plain PyPI gives on Linux x86-64 (the CPU build takes about 1.5 GB).
+VENV_GB=6
 gb_to_add_to_results() {  # <the results folder>
   local have=0
   [ -d "$1" ] && have=$(du -sk "$1" | awk '{print int($1 * 1024 / 1e9)}')

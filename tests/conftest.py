@@ -180,9 +180,20 @@ class BackgroundRun:
 DEFAULT_RUN = BackgroundRun([sys.executable, "-m", "snakemake", "--cores", "all"], "verdict-gate")
 
 
+# The SLURM tests install (as root, with apt) and start a local cluster on this machine: CI runs them, a user's
+# ./test.sh only when asked.
+CLUSTER_TESTS = os.environ.get("CI") == "true" or os.environ.get("BEHIND_ROPE_CLUSTER_TESTS") == "1"
+
+
 def pytest_collection_modifyitems(config, items):
     gate = [item for item in items if item.nodeid.endswith(GATE_TEST)]
     items[:] = [item for item in items if item not in gate] + gate
+    if not CLUSTER_TESTS:
+        skip = pytest.mark.skip(reason="the SLURM tests install and start a local SLURM cluster here (root, apt: "
+                                "tests/cluster/slurm_up.sh); set BEHIND_ROPE_CLUSTER_TESTS=1 to run them (CI=true does)")
+        for item in items:
+            if item.get_closest_marker("cluster"):
+                item.add_marker(skip)
 
 
 def pytest_collection_finish(session):

@@ -90,7 +90,8 @@ def test_seconds_long_jobs_and_downloads_stay_on_the_submit_host_where_the_confi
     # Downloads need the network, and the PDF the LaTeX run.sh installed, at every scale; at paper scale a metric
     # or a figure asks for 16 GB and goes to a node, while at the smaller scales a job of a second or two stays
     # on the submit host.
-    assert {"fetch_pypi_package", "fetch_npm_package", "paper_settings_json", "paper", "paper_tarball"} <= local
+    assert {"fetch_pypi_package", "fetch_npm_package", "fetch_hub_model", "paper_settings_json", "paper",
+            "paper_tarball"} <= local
     assert ("metrics" in local) == ("fig2_simulation" in local) == (configs != ["config/paper.yaml"])
     assert not local & {"scores", "train", "simulate", "patching", "cache_llm"}
 

@@ -155,6 +155,11 @@ def test_negative_batch_size():
 def test_missing_and_unexpected_keys():
     assert "'simulation.dim' is missing" in broken(lambda c: c["simulation"].pop("dim"))
     assert "'sed' was unexpected" in broken(lambda c: c.update(sed=1))
+    assert "(see workflow/schemas/config.schema.yaml)" in broken(lambda c: c.update(sed=1))
+
+
+def test_a_value_of_the_wrong_kind_is_named_in_words():
+    assert broken(lambda c: c.update(simulation=5)).endswith("'simulation' is 5, but it must be a mapping of keys to values.")
 
 
 def test_snakemake_stops_before_running_anything(tmp_path):

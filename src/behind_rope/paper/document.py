@@ -178,7 +178,19 @@ def scale_values(settings: dict, training: dict, data_stats: dict, commit: str) 
         "training.seeds": listing(settings["training"]["seeds"]),
         "llm.models": listing(rf"\texttt{{{tex_escape(name)}}}" for name in llm["models"]),
         "llm.sequences": number(llm["sequences"]), "llm.seq_len": number(llm["seq_len"]),
+        **per_model_figure_refs(settings["figures"]),
     }
+
+
+def per_model_figure_refs(figures: list[dict]) -> dict[str, str]:
+    """``refs.<name without the model>``: the references to a per-model figure's figures, one per model of
+    the scale (its names depend on the scale's models, so main.tex cannot type them)."""
+    refs = {}
+    for figure in figures:
+        if figure["model"] and figure["paper"] != "none":
+            key = "refs." + figure["name"].replace(f"_{figure['model']}", "", 1)
+            refs.setdefault(key, []).append(rf"\ref{{fig:{figure['name']}}}")
+    return {key: ("Figure~" if len(names) == 1 else "Figures~") + listing(names) for key, names in refs.items()}
 
 
 def section_short(section: str) -> str:

@@ -18,6 +18,10 @@ class LatexMissing(RuntimeError):
     pass
 
 
+class LatexFailed(RuntimeError):
+    """LaTeX ran and stopped on an error: the message quotes it and names the full log."""
+
+
 def required_tex_files(main_tex: str) -> list[str]:
     """The .sty and .bst files main.tex loads, to check before running LaTeX."""
     files = []
@@ -67,7 +71,7 @@ def build_pdf(main_tex: Path, pdf: Path, log: Path, search_path: list[Path], pac
     latex_log_text = latex_log.read_text(errors="replace") if latex_log.exists() else ""
     atomic.write_text(log, f"$ {' '.join(command)}\n{done.stdout}\n{done.stderr}\n--- {latex_log.name} ---\n{latex_log_text}")
     if done.returncode != 0:
-        raise RuntimeError(f"latexmk failed on {main_tex} (full log: {log}):\n{latex_errors(latex_log_text)}")
+        raise LatexFailed(f"latexmk failed on {main_tex} (full log: {log}):\n{latex_errors(latex_log_text)}")
     # The .bbl goes next to the PDF too: arXiv does not run bibtex, so the tarball carries it.
     for suffix in (".bbl", ".pdf"):
         atomic.write_bytes(pdf.with_suffix(suffix), (work / main_tex.stem).with_suffix(suffix).read_bytes())

@@ -1,0 +1,65 @@
+"""A Hugging Face model pinned to a commit, downloaded once into a local folder (paper scale).
+
+The rule that calls this runs on the submit host, where the other downloads run, because compute
+nodes often cannot reach the hub; the score runs then read the folder from the shared file system.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from behind_rope.data.fetch import FetchError
+
+# What a model folder needs: its config, weights in safetensors and tokenizer files; not, say, Llama's
+# original/ checkpoint (16 GB of .pth) or other formats of the same weights.
+HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.tiktoken", "*.txt", "*.jinja"]
+HUB_SKIPPED = ["original/*", "*/*"]
+
+
+OFFLINE_HINT = ", and HF_HUB_OFFLINE is set, as run.sh sets it: unset it, or set HF_HUB_OFFLINE=0"
+
+
+def offline() -> bool:
+    """Whether HF_HUB_OFFLINE keeps the hub out of reach (run.sh sets it for the default scale's runs)."""
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def download_hub_model(hub: str, revision: str, output: str | Path) -> list[str]:
+    """Download the files of ``hub`` at the pinned commit ``revision`` into the folder ``output``; returns their names.
+
+    The download goes to a folder beside ``output`` that is kept when it fails, so that a rerun resumes it;
+    only a complete snapshot is renamed to ``output``.  The hub checks each file against the commit.
+    """
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    output = Path(output)
+    partial = output.with_name(f".{output.name}.partial")
+    try:
+        snapshot_download(repo_id=hub, revision=revision, local_dir=partial, allow_patterns=HUB_FILES,
+                          ignore_patterns=HUB_SKIPPED)
+    except (RepositoryNotFoundError, RevisionNotFoundError) as error:
+        raise FetchError(f"The hub has no {hub} at revision {revision} ({type(error).__name__}); check the pin, and "
+                         "for a gated model accept its licence and log in (`hf auth login`, or HF_TOKEN).") from None
+    except (HfHubHTTPError, LocalEntryNotFoundError, OSError) as error:
+        said = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise FetchError(f"Downloading {hub} at {revision} failed ({said}); this step needs the hub (it runs on the "
+                         f"submit host{OFFLINE_HINT if offline() else ''}), or set the model's `local:` to a downloaded "
+                         f"folder. A rerun resumes from {partial}.") from None
+    shutil.rmtree(partial / ".cache", ignore_errors=True)  # the download's own bookkeeping
+    names = sorted(str(path.relative_to(partial)) for path in partial.rglob("*") if path.is_file())
+    if "config.json" not in names or not any(name.endswith(".safetensors") for name in names):
+        raise FetchError(f"{hub} at {revision} has no config.json or no safetensors weights "
+                         f"({', '.join(names) or 'no files'}); the workflow loads Hugging Face folders in safetensors.")
+    if output.exists():
+        shutil.rmtree(output)
+    partial.rename(output)
+    return names
