@@ -16,7 +16,8 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.lock-sha256" 2>/dev/null)" !=
     echo "python3 cannot create a virtual environment (no ensurepip): on Debian or Ubuntu, apt-get install python3-venv." >&2
     exit 1
   fi
-  require_free_disk "$(dirname "$venv")" "$VENV_GB" "Setting up .venv"
+  # A new environment needs room for torch; refreshing one after a lock change adds little.
+  [ -x "$venv/bin/python" ] || require_free_disk "$(dirname "$venv")" "$VENV_GB" "Setting up .venv"
   echo "Setting up $venv from envs/requirements.txt (once; a few minutes) ..." >&2
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$project_root/envs/requirements.txt"

@@ -132,7 +132,7 @@ def test_a_hub_model_is_downloaded_at_its_pin_into_its_folder_and_a_failed_downl
     with pytest.raises(FetchError, match="HF_HUB_OFFLINE is set.*A rerun resumes from") as error:
         hub.download_hub_model("microsoft/phi-4", "187ef03", output)
     assert "\n" not in str(error.value) and not output.exists()
-    partial = output.with_name(".hf.partial")
+    partial = output.with_name(".hf.187ef03.partial")  # named by the pin: another pin's part download is not this one
     assert (partial / ".cache").is_dir()  # kept for the rerun
     assert hub.download_hub_model("microsoft/phi-4", "187ef03", output) == ["config.json", "model.safetensors",
                                                                            "tokenizer.json"]
@@ -141,7 +141,9 @@ def test_a_hub_model_is_downloaded_at_its_pin_into_its_folder_and_a_failed_downl
     assert not partial.exists()
 
 
-def test_a_hub_snapshot_without_safetensors_weights_is_refused(tmp_path, monkeypatch):
+def test_a_hub_snapshot_without_safetensors_weights_or_with_missing_shards_is_refused(tmp_path, monkeypatch):
+    import json
+
     import huggingface_hub
 
     from behind_rope.data import hub
@@ -150,6 +152,13 @@ def test_a_hub_snapshot_without_safetensors_weights_is_refused(tmp_path, monkeyp
     monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot)
     with pytest.raises(FetchError, match="no config.json or no safetensors weights"):
         hub.download_hub_model("some/model", "0" * 40, tmp_path / "hf")
+    # What the hub library hands back offline from a part download: the index names a shard that is not there.
+    index = {"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}
+    snapshot, _ = fake_snapshot({"config.json": "{}", "model.safetensors.index.json": json.dumps(index),
+                                 "model-00001-of-00002.safetensors": "w"})
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot)
+    with pytest.raises(FetchError, match="lacks model-00002-of-00002.safetensors, which its index names"):
+        hub.download_hub_model("some/model", "1" * 40, tmp_path / "hf")
     assert not (tmp_path / "hf").exists()
 
 
@@ -163,4 +172,4 @@ def test_a_hub_model_loads_from_the_folder_its_download_rule_writes():
     for model in hub_models:
         assert experiments.llm_source(config, model) == {"local": f"results/models/{model}/hf"}
         assert experiments.llm_source_files(config, model) == [f"results/models/{model}/hf"]
-        assert experiments.hub_settings(config, model) == {key: config["pretrained"][model][key] for key in ("hub", "revision")}
+        assert set(experiments.llm_provenance(config, model)) == {"hub", "revision"}  # the fetch step's settings

@@ -237,11 +237,11 @@ def test_the_summary_names_the_models_where_a_failing_statement_holds():
 
 def test_a_per_model_figure_is_cited_once_per_model_of_the_scale():
     figure = {"paper": "appendix", "section": "llm"}
-    figures = [{**figure, "name": f"figS_llm_{model}_all_layers", "model": model} for model in ("a", "b_1")]
+    figures = [{**figure, "name": f"figS_llm_{model}_all_layers", "model": model} for model in ("l", "b_1")]
     figures += [{**figure, "name": "fig5_llm_layers", "model": None}, {**figure, "name": "x_c", "model": "c", "paper": "none"}]
     assert paper.per_model_figure_refs(figures) == {
-        "refs.figS_llm_all_layers": r"Figures~\ref{fig:figS_llm_a_all_layers} and \ref{fig:figS_llm_b_1_all_layers}"}
-    assert paper.per_model_figure_refs(figures[:1]) == {"refs.figS_llm_all_layers": r"Figure~\ref{fig:figS_llm_a_all_layers}"}
+        "refs.figS_llm_all_layers": r"Figures~\ref{fig:figS_llm_l_all_layers} and \ref{fig:figS_llm_b_1_all_layers}"}
+    assert paper.per_model_figure_refs(figures[:1]) == {"refs.figS_llm_all_layers": r"Figure~\ref{fig:figS_llm_l_all_layers}"}
 
 
 def test_the_claims_table_names_each_section_and_criterion_commit():

@@ -7,7 +7,7 @@ import sys
 
 
 def main(argv=None) -> None:
-    from behind_rope.cli import claims, data, hub, paper, position, scores, simulation, theory, training  # noqa: F401
+    from behind_rope.cli import claims, data, gate, hub, paper, position, scores, simulation, theory, training  # noqa: F401
     from behind_rope.cli.common import build_parser
 
     args = build_parser(__doc__).parse_args(argv)

