@@ -20,14 +20,14 @@ def verdict_gate(args) -> None:
     from behind_rope.claims.gate import compare, expected_from
 
     claims = atomic.read_json(args.claims)
-    expected_scale = "default" if args.write else atomic.read_json(args.expected)["scale"]
-    _require_scale(Path(args.run_settings), expected_scale,
+    expected = None if args.write else atomic.read_json(args.expected)
+    _require_scale(Path(args.run_settings), "default" if args.write else expected["scale"],
                    f"write {args.expected} from its claims" if args.write else f"compare its claims with {args.expected}")
     if args.write:
         atomic.write_json(args.expected, expected_from(claims, "default"))
         print(f"wrote {args.expected}: {len(claims)} claims")
         return
-    problems = compare(claims, atomic.read_json(args.expected))
+    problems = compare(claims, expected)
     if problems:
         print(f"The verdict gate FAILS: {len(problems)} difference(s) from {args.expected}:", *problems, sep="\n  ")
         raise SystemExit(1)

@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+from behind_rope.atomic import atomic_dir
 from behind_rope.data.fetch import FetchError
 
 # What a model folder needs: its config, weights in safetensors and tokenizer files at the top level;
@@ -69,10 +70,10 @@ def download_hub_model(hub: str, revision: str, output: str | Path) -> list[str]
         raise FetchError(f"{hub} at {revision} has no config.json or no safetensors weights "
                          f"({', '.join(names) or 'no files'}); the workflow loads Hugging Face folders in safetensors.")
     # Offline, the hub library hands back whatever the folder holds, with a warning only.
-    if missing_shards(partial):
-        raise FetchError(f"The download of {hub} at {revision} in {partial} lacks {', '.join(missing_shards(partial))}, "
+    missing = missing_shards(partial)
+    if missing:
+        raise FetchError(f"The download of {hub} at {revision} in {partial} lacks {', '.join(missing)}, "
                          "which its index names; rerun with the hub in reach to complete it.")
-    if output.exists():
-        shutil.rmtree(output)
-    partial.rename(output)
+    with atomic_dir(output) as folder:  # an older folder is set aside, not half deleted
+        partial.replace(folder)  # onto the empty folder atomic_dir made
     return names
