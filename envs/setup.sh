@@ -1,5 +1,6 @@
 # Sourced by run.sh and test.sh: create (or refresh) .venv from the pinned lock, then activate it.
-# The environment is rebuilt only when envs/requirements.txt or pyproject.toml change.
+# The environment is rebuilt only when envs/requirements.txt or pyproject.toml change.  BEHIND_ROPE_VENV puts it
+# elsewhere: CI keeps one per lock in its cache (.ci/run).
 set -euo pipefail
 
 # shellcheck source=envs/disk.sh
@@ -20,9 +21,15 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.lock-sha256" 2>/dev/null)" !=
   [ -x "$venv/bin/python" ] || require_free_disk "$(dirname "$venv")" "$VENV_GB" "Setting up .venv"
   echo "Setting up $venv from envs/requirements.txt (once; a few minutes) ..." >&2
   python3 -m venv "$venv"
+  rm -f "$venv/.checkout"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$project_root/envs/requirements.txt"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -e "$project_root"
   echo "$want" > "$venv/.lock-sha256"
+fi
+# The package itself is installed from this checkout (editable): a .venv shared by checkouts of one lock
+# (BEHIND_ROPE_VENV, as in CI) is pointed at the checkout that uses it, in seconds.
+if [ "$(cat "$venv/.checkout" 2>/dev/null)" != "$project_root" ]; then
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -e "$project_root"
+  echo "$project_root" > "$venv/.checkout"
 fi
 # shellcheck disable=SC1091
 source "$venv/bin/activate"

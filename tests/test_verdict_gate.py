@@ -7,11 +7,24 @@ import json
 import os
 import re
 import sys
+import time
 
+import gate_cache
 import pytest
 
 from behind_rope.claims.gate import KEY_VALUES, compare, expected_from, verdicts
-from conftest import DEFAULT_RUN, GATE, GATE_MINUTES, ROOT, BackgroundRun, disk_gb
+from conftest import (
+    CI_DEADLINE,
+    DEFAULT_RUN,
+    GATE,
+    GATE_MINUTES,
+    ROOT,
+    BackgroundRun,
+    copy_workflow,
+    disk_gb,
+    snakemake,
+)
+from test_workflow import FIGURE_RULES
 
 EXPECTED = ROOT / "tests" / "expected_verdicts.json"
 
@@ -106,6 +119,35 @@ def test_a_background_run_past_its_deadline_is_stopped():
     assert run.process.poll() is not None
 
 
+def overrun_message(run: BackgroundRun) -> str:
+    limit = "CI's time limit" if CI_DEADLINE else f"{GATE_MINUTES:.0f} minutes"
+    running = ", ".join(run.stopped_running) or "none (it was between jobs)"
+    return (f"The default workflow was stopped after {run.seconds:.0f} s, before it would overrun {limit}, "
+            f"with these jobs still running: {running}.")
+
+
+def test_a_gate_run_stopped_at_its_deadline_names_the_jobs_still_running(tmp_path):
+    log = tmp_path / "log"
+    log.write_text("[Tue Dec  1 10:00:00 2026]\nrule train:\n    jobid: 7\n    wildcards: twin=nope_seed0\n"
+                   "[Tue Dec  1 10:00:00 2026]\nlocalrule metrics:\n    jobid: 8\n"
+                   "[Tue Dec  1 10:00:01 2026]\nFinished jobid: 8 (Rule: metrics)\n")
+    script = f"import pathlib, sys, time; sys.stdout.write(pathlib.Path({str(log)!r}).read_text()); sys.stdout.flush(); time.sleep(120)"
+    run = BackgroundRun([sys.executable, "-c", script], "test-overrun")
+    run.start(seconds=2)
+    assert run.wait()[0] is None
+    message = overrun_message(run)
+    assert message.endswith("with these jobs still running: train (twin=nope_seed0).") and message.count(". ") == 0
+
+
+def test_the_gate_has_until_shortly_before_ci_is_stopped(monkeypatch):
+    import conftest
+
+    monkeypatch.setattr(conftest, "CI_DEADLINE", str(time.time() + 3600))
+    assert 3600 - conftest.GATE_RESERVE_S - 5 < conftest.gate_seconds() <= 3600 - conftest.GATE_RESERVE_S
+    monkeypatch.setattr(conftest, "CI_DEADLINE", None)
+    assert conftest.gate_seconds() == conftest.GATE_MINUTES * 60
+
+
 @pytest.mark.skipif(not GATE, reason="the verdict gate runs the default workflow (20 to 40 minutes on 2 cores, by CPU: docs/results.md): "
                     "set CI=true or BEHIND_ROPE_VERDICT_GATE=1")
 def test_the_default_workflow_gives_the_expected_verdicts():
@@ -114,11 +156,59 @@ def test_the_default_workflow_gives_the_expected_verdicts():
     The run started when the tests were collected (conftest.BackgroundRun); this test comes last and waits for it.
     """
     returncode, output = DEFAULT_RUN.wait()
-    assert returncode is not None, f"the default workflow ran past {GATE_MINUTES:.0f} minutes and was stopped:\n{output}"
+    assert returncode is not None, overrun_message(DEFAULT_RUN) + f"\n{output}"
     assert returncode == 0, f"the default workflow failed:\n{output}"
+    if DEFAULT_RUN.cache is not None:  # a finished run, whatever its verdicts: the next CI run starts from it
+        gate_cache.store(ROOT, DEFAULT_RUN.cache)
     problems = compare(json.loads((ROOT / "results" / "claims.json").read_text()), json.loads(EXPECTED.read_text()))
     assert problems == [], "the verdict gate fails:\n" + "\n".join(problems)
     # run.sh and test.sh ask for this much free disk before a default run (envs/disk.sh).
     written = disk_gb(ROOT / "results") - DEFAULT_RUN.results_gb_before
     asked = int(re.search(r"DEFAULT_RUN_GB=(\d+)", (ROOT / "envs" / "disk.sh").read_text()).group(1))
     assert written <= asked, f"the default run wrote {written:.1f} GB into results/, more than envs/disk.sh asks for"
+
+
+def planned_rules(workdir) -> set[str]:
+    """The rules of the jobs that a dry run at the smoke scale would run in ``workdir``."""
+    plan = snakemake(workdir, "--configfile", "config/smoke.yaml", "--dry-run")
+    return set(re.findall(r"^(?:local)?rule (\w+):$", plan.stdout, flags=re.MULTILINE))
+
+
+def test_a_checkout_started_from_the_gate_cache_reruns_the_jobs_whose_code_changed(smoke_run, tmp_path, monkeypatch):
+    """The cache lays a finished run into a fresh checkout; Snakemake's triggers decide what reruns there."""
+    monkeypatch.setenv("BEHIND_ROPE_CACHE", str(tmp_path / "cache"))
+    cached = gate_cache.entry(ROOT)
+    gate_cache.store(smoke_run, cached)
+    clone = copy_workflow(tmp_path / "clone")
+    for path in clone.rglob("*"):  # a clone's files are newer than every output in the cache
+        os.utime(path)
+    assert gate_cache.restore(clone, cached)
+    # Figure scripts are rerun when they are newer than their figures (a fresh clone's are): seconds each.
+    assert planned_rules(clone) - FIGURE_RULES <= {"paper", "all"}
+    metrics = clone / "src" / "behind_rope" / "maths" / "metrics.py"  # the scored quantities of every claim
+    metrics.write_text(metrics.read_text() + "\nSCORED_QUANTITIES_EDITED = True\n")
+    rerun = planned_rules(clone)
+    assert {"metrics", "claims", "position_claims", "paper_inputs", "paper"} <= rerun
+    assert not rerun & {"train", "scores", "simulate", "fetch_pypi_package", "cache_llm"}  # nothing upstream of it
+    # A lock or CPU of another kind finds no entry: a cold run.
+    assert not gate_cache.restore(copy_workflow(tmp_path / "other"), cached.with_name("another-key"))
+
+
+def test_the_gate_cache_lays_a_run_into_an_empty_results_folder_and_never_over_one_with_results(tmp_path, monkeypatch):
+    monkeypatch.setenv("BEHIND_ROPE_CACHE", str(tmp_path / "cache"))
+    run = tmp_path / "run"
+    (run / "results" / "logs").mkdir(parents=True)
+    (run / "results" / "claims.json").write_text("{}")
+    (run / "results" / "logs" / "claims.log").write_text("log")
+    (run / ".snakemake" / "metadata").mkdir(parents=True)
+    cached = tmp_path / "cache" / "gate" / "key"
+    gate_cache.store(run, cached)
+    empty, full = tmp_path / "empty", tmp_path / "full"
+    (empty / "results").mkdir(parents=True)
+    (full / "results").mkdir(parents=True)
+    (full / "results" / "mine.json").write_text("{}")
+    assert gate_cache.restore(empty, cached) and not gate_cache.restore(full, cached)
+    assert (empty / "results" / "claims.json").stat().st_ino == (run / "results" / "claims.json").stat().st_ino
+    # A log is written into, not replaced, by the next run: the cache keeps a copy of its own.
+    assert (empty / "results" / "logs" / "claims.log").stat().st_ino != (cached / "results" / "logs" / "claims.log").stat().st_ino
+    assert sorted(path.name for path in full.rglob("*")) == ["mine.json", "results"]

@@ -23,8 +23,8 @@ for _source, _suffix in (("pypi", "whl"), ("npm", "tgz")):
         threads: job_threads("download")
         resources:
             **job_resources("download"),
+        # No code digest, as for fetch_hub_model: the file is the one its sha256 pins, whatever code fetched it.
         params:
-            code=step_code("fetch-package"),
             settings=settings(experiments.package_settings, "package", "version", source=_source),
         shell:
             "python -m behind_rope fetch-package --settings {params.settings:q} --output {output} > {log} 2>&1"

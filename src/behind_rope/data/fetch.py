@@ -1,11 +1,16 @@
 """Pinned raw inputs: download a package from PyPI or npm, verify its sha256, unpack what we need.
 
+A downloaded package is kept in a cache shared by every checkout and run on the machine (:func:`cache_root`), so
+that it is fetched once.  It is named by its sha256 and checked against it each time it is read: a corrupt or
+tampered file is refused, said in one sentence, and fetched again.
+
 Every failure is a ``FetchError`` with one sentence that says what is wrong and how to fix it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -49,24 +54,69 @@ def _download_command(source: str, package: str, version: str, folder: str) -> l
     raise FetchError(f"Unknown package source {source!r}; use pypi or npm.")
 
 
-def download_package(source: str, package: str, version: str, sha256: str, output: str | Path) -> None:
-    """Download one pinned package file (a wheel or an npm tarball) to ``output``, verified."""
-    with tempfile.TemporaryDirectory() as folder:
-        command = _download_command(source, package, version, folder)
+def cache_root() -> Path:
+    """This machine's cache: ``BEHIND_ROPE_CACHE``, else ``$XDG_CACHE_HOME/behind-rope`` (``~/.cache/behind-rope``)."""
+    if os.environ.get("BEHIND_ROPE_CACHE"):
+        return Path(os.environ["BEHIND_ROPE_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "behind-rope"
+
+
+def cached_package_path(source: str, sha256: str, suffix: str) -> Path:
+    return cache_root() / "packages" / source / f"{sha256}{suffix}"
+
+
+def _link_or_copy(source: Path, output: str | Path) -> None:
+    with atomic_path(output) as tmp:
+        tmp.unlink()
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
-        except FileNotFoundError:
-            raise FetchError(f"Cannot download {package} from {source}: '{command[0]}' is not installed.") from None
-        files = sorted(Path(folder).iterdir())
-        if done.returncode != 0 or len(files) != 1:
-            said = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise FetchError(
-                f"Downloading {package}=={version} from {source} failed ({said}); "
-                f"check the network, or put the file at {output} by hand."
-            )
-        verify_sha256(files[0], sha256, f"The {source} package {package}=={version}")
-        with atomic_path(output) as tmp:
-            shutil.move(files[0], tmp)
+            os.link(source, tmp)  # no second copy on disk; a rerun replaces the output rather than writing into it
+        except OSError:  # another file system, or one without hard links
+            shutil.copyfile(source, tmp)
+
+
+def _from_cache(cached: Path, sha256: str, what: str) -> bool:
+    """Whether ``cached`` holds the pinned file; a corrupt one is deleted, with a sentence on stderr."""
+    if not cached.is_file():
+        return False
+    actual = sha256_of(cached)
+    if actual == sha256:
+        return True
+    print(f"The cached copy of {what} at {cached} has sha256 {actual}, not the pinned {sha256}: "
+          "it is corrupt or was tampered with, so it is deleted and downloaded again.", file=sys.stderr)
+    cached.unlink()
+    return False
+
+
+def download_package(source: str, package: str, version: str, sha256: str, output: str | Path) -> None:
+    """Put one pinned package file (a wheel or an npm tarball) at ``output``, verified: from the cache, or
+    downloaded into it."""
+    what = f"the {source} package {package}=={version}"
+    cached = cached_package_path(source, sha256, Path(output).suffix)
+    if not _from_cache(cached, sha256, what):
+        with tempfile.TemporaryDirectory() as folder:
+            command = _download_command(source, package, version, folder)
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+            except FileNotFoundError:
+                raise FetchError(f"Cannot download {package} from {source}: '{command[0]}' is not installed.") from None
+            files = sorted(Path(folder).iterdir())
+            if done.returncode != 0 or len(files) != 1:
+                said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+                raise FetchError(
+                    f"Downloading {package}=={version} from {source} failed ({said}); "
+                    f"check the network, or put the file at {output} by hand."
+                )
+            verify_sha256(files[0], sha256, what[0].upper() + what[1:])
+            try:
+                with atomic_path(cached) as tmp:
+                    shutil.copyfile(files[0], tmp)
+            except OSError as error:  # a read-only or full cache: the run goes on without it
+                print(f"Cannot keep {what} in the cache at {cached} ({error}); it is downloaded again next time.",
+                      file=sys.stderr)
+                with atomic_path(output) as tmp:
+                    shutil.move(files[0], tmp)
+                return
+    _link_or_copy(cached, output)
 
 
 def open_wheel(path: str | Path) -> zipfile.ZipFile:

@@ -1,0 +1,118 @@
+"""Faults survived: a run killed (SIGKILL, every process of it) in the middle of a score run or of a training run
+leaves no half-written output, and the same target run again gives the same results, bit for bit, as a run
+that was never killed."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import TIMINGS, comparable, copy_run_with_models, snakemake
+
+# Long enough to be caught in the middle: a score run over 32 sequences (smoke: 4), 60 training steps (smoke: 4)
+# with a checkpoint every 2.  Each case compares a run killed and rerun with a run of the same settings left alone.
+CASES = {
+    "scores": {
+        "config": {"llm": {"inputs": {"text": {"sequences": 32, "seq_len": 64, "layers": "all"}}}},
+        "outputs": ["results/scores/smollm2/text_causal.npz"],
+        # a batch scored and not the last: tqdm's count in the job's log
+        "mid_run": lambda workdir: re.search(r"\| ([1-9]|[12]\d|3[01])/32 ",
+                                             read(workdir / "results/logs/scores/smollm2/text_causal.log")),
+    },
+    "train": {
+        "config": {"training": {"steps": 60, "checkpoint_every": 2}},
+        "outputs": [f"results/training/nope_seed1/{name}" for name in
+                    ("model.safetensors", "config.json", "vocabulary.npy", "loss.csv", "metrics.json", "training.json")],
+        # a checkpoint written and the training not finished
+        "mid_run": lambda workdir: any((workdir / "results/checkpoints/nope_seed1").glob("*"))
+        and not (workdir / "results/training/nope_seed1/model.safetensors").exists(),
+    },
+}
+# What a resumed training records about its own process, besides the timings: where it resumed, what it trained.
+RESUME_FIELDS = {"resumed_from_step", "trained_tokens"}
+
+
+def read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def processes_in(workdir: Path) -> list[int]:
+    """Every process working in ``workdir``: Snakemake, its jobs, the warm-start server and the steps it forked."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")).resolve() == workdir.resolve():
+                    found.append(int(entry.name))
+            except OSError:  # gone, or not ours to read
+                pass
+    return found
+
+
+def kill_mid_run(workdir: Path, target: str, configs: list[str], mid_run, seconds: float = 300) -> None:
+    command = [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", *configs, "--", target]
+    run = subprocess.Popen(command, cwd=workdir, env={**os.environ, "HF_HUB_OFFLINE": "1"}, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + seconds
+    while not mid_run(workdir):
+        assert run.poll() is None, "the run ended before it could be killed in the middle of the job"
+        assert time.monotonic() < deadline, "the job did not reach its middle in time"
+        time.sleep(0.05)
+    while processes := processes_in(workdir):  # again, for a process started between a look and the kill
+        for pid in processes:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        assert time.monotonic() < deadline, f"processes {processes} outlived SIGKILL"
+        time.sleep(0.05)
+    run.wait(timeout=60)
+
+
+def same_bits(ours: Path, reference: Path) -> None:
+    if ours.suffix == ".npz":
+        with np.load(ours) as got, np.load(reference) as want:
+            assert got.files == want.files
+            for name in want.files:
+                if want[name].dtype.kind in "US":  # the score file's JSON metadata, with its timings
+                    assert comparable(json.loads(str(got[name]))) == comparable(json.loads(str(want[name]))), name
+                else:
+                    np.testing.assert_array_equal(got[name], want[name], err_msg=f"{ours} {name}")
+    elif ours.name == "metrics.json":
+        drop = TIMINGS | RESUME_FIELDS
+        assert {k: v for k, v in json.loads(ours.read_text()).items() if k not in drop} == {
+            k: v for k, v in json.loads(reference.read_text()).items() if k not in drop}
+    else:
+        assert ours.read_bytes() == reference.read_bytes(), ours
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_run_killed_in_the_middle_of_a_job_leaves_no_half_written_output_and_reruns_to_the_same_bits(
+        smoke_run, tmp_path, case):
+    settings = CASES[case]
+    target = settings["outputs"][0]
+    configs = ["config/smoke.yaml", "config/fault.yaml"]
+    left_alone, killed = (copy_run_with_models(smoke_run, tmp_path / name) for name in ("left_alone", "killed"))
+    for workdir in (left_alone, killed):
+        (workdir / "config" / "fault.yaml").write_text(yaml.safe_dump(settings["config"]))
+        shutil.rmtree(workdir / "results" / "checkpoints", ignore_errors=True)  # the smoke run's: another setting
+    snakemake(left_alone, "--configfile", *configs, "--", target)
+
+    kill_mid_run(killed, target, configs, settings["mid_run"])
+    # Outputs are written whole or not at all: none of the job's is there to be read.
+    assert [output for output in settings["outputs"] if (killed / output).exists()] == []
+    snakemake(killed, "--unlock")  # what a run killed leaves: its lock (Snakemake says so, and how to lift it)
+    snakemake(killed, "--configfile", *configs, "--", target)
+    for output in settings["outputs"]:
+        same_bits(killed / output, left_alone / output)
+    if case == "train":  # it went on from its checkpoint rather than from the start
+        assert json.loads((killed / "results/training/nope_seed1/metrics.json").read_text())["resumed_from_step"] > 0
