@@ -18,18 +18,18 @@ import yaml
 
 from conftest import TIMINGS, comparable, copy_run_with_models, snakemake
 
-# Long enough to be caught in the middle: a score run over 32 sequences (smoke: 4), 60 training steps (smoke: 4)
+# Long enough to be caught in the middle: a score run over 16 sequences (smoke: 4), 30 training steps (smoke: 4)
 # with a checkpoint every 2.  Each case compares a run killed and rerun with a run of the same settings left alone.
 CASES = {
     "scores": {
-        "config": {"llm": {"inputs": {"text": {"sequences": 32, "seq_len": 64, "layers": "all"}}}},
+        "config": {"llm": {"inputs": {"text": {"sequences": 16, "seq_len": 64, "layers": "all"}}}},
         "outputs": ["results/scores/smollm2/text_causal.npz"],
         # a batch scored and not the last: tqdm's count in the job's log
-        "mid_run": lambda workdir: re.search(r"\| ([1-9]|[12]\d|3[01])/32 ",
+        "mid_run": lambda workdir: re.search(r"\| ([1-9]|1[0-5])/16 ",
                                              read(workdir / "results/logs/scores/smollm2/text_causal.log")),
     },
     "train": {
-        "config": {"training": {"steps": 60, "checkpoint_every": 2}},
+        "config": {"training": {"steps": 30, "checkpoint_every": 2}},
         "outputs": [f"results/training/nope_seed1/{name}" for name in
                     ("model.safetensors", "config.json", "vocabulary.npy", "loss.csv", "metrics.json", "training.json")],
         # a checkpoint written and the training not finished
