@@ -2,6 +2,7 @@
 
 import hashlib
 import io
+import os
 import sys
 import tarfile
 import zipfile
@@ -203,7 +204,12 @@ def test_a_package_is_downloaded_once_into_the_cache_and_read_from_it_by_every_r
         download_package("pypi", "pkg", "1.0", pin, tmp_path / run / "1.0.whl")
         assert (tmp_path / run / "1.0.whl").read_bytes() == payload
     assert downloads == ["pkg"]
-    assert cached_package_path("pypi", pin, ".whl").read_bytes() == payload
+    cached = cached_package_path("pypi", pin, ".whl")
+    assert cached.read_bytes() == payload
+    # Snakemake touches a finished job's outputs: that must not make the cache's file newer for every other run.
+    before = cached.stat().st_mtime
+    os.utime(tmp_path / "one" / "1.0.whl", (before + 100, before + 100))
+    assert cached.stat().st_mtime == before
 
 
 def test_a_corrupt_cached_package_is_refused_in_one_sentence_and_fetched_again(monkeypatch, tmp_path, capsys):

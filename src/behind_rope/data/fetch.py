@@ -2,7 +2,9 @@
 
 A downloaded package is kept in a cache shared by every checkout and run on the machine (:func:`cache_root`), so
 that it is fetched once.  It is named by its sha256 and checked against it each time it is read: a corrupt or
-tampered file is refused, said in one sentence, and fetched again.
+tampered file is refused, said in one sentence, and fetched again.  (Snakemake's between-workflow cache reads
+its entries unchecked and keys them by a job's provenance, not by the pinned hash; pip's HTTP cache is keyed by
+the URL.  A cache named by the pin can check every read.)
 
 Every failure is a ``FetchError`` with one sentence that says what is wrong and how to fix it.
 """
@@ -65,15 +67,6 @@ def cached_package_path(source: str, sha256: str, suffix: str) -> Path:
     return cache_root() / "packages" / source / f"{sha256}{suffix}"
 
 
-def _link_or_copy(source: Path, output: str | Path) -> None:
-    with atomic_path(output) as tmp:
-        tmp.unlink()
-        try:
-            os.link(source, tmp)  # no second copy on disk; a rerun replaces the output rather than writing into it
-        except OSError:  # another file system, or one without hard links
-            shutil.copyfile(source, tmp)
-
-
 def _from_cache(cached: Path, sha256: str, what: str) -> bool:
     """Whether ``cached`` holds the pinned file; a corrupt one is deleted, with a sentence on stderr."""
     if not cached.is_file():
@@ -116,7 +109,10 @@ def download_package(source: str, package: str, version: str, sha256: str, outpu
                 with atomic_path(output) as tmp:
                     shutil.move(files[0], tmp)
                 return
-    _link_or_copy(cached, output)
+    # A copy, not a hard link: Snakemake touches a job's outputs when it ends, and the cache's file, shared by every
+    # run on the machine, would look newer than what each run made from it (which would rerun all of that).
+    with atomic_path(output) as tmp:
+        shutil.copyfile(cached, tmp)
 
 
 def open_wheel(path: str | Path) -> zipfile.ZipFile:
