@@ -28,7 +28,10 @@ fi
 # The package itself is installed from this checkout (editable): a .venv shared by checkouts of one lock
 # (BEHIND_ROPE_VENV, as in CI) is pointed at the checkout that uses it, in seconds.
 if [ "$(cat "$venv/.checkout" 2>/dev/null)" != "$project_root" ]; then
-  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -e "$project_root"
+  if ! (cd / && "$venv/bin/python" -c 'import sys, behind_rope; sys.exit(not behind_rope.__file__.startswith(sys.argv[1]))' \
+      "$project_root/src/") 2>/dev/null; then
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -e "$project_root"
+  fi
   echo "$project_root" > "$venv/.checkout"
 fi
 # shellcheck disable=SC1091
