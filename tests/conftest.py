@@ -279,8 +279,8 @@ def pytest_terminal_summary(terminalreporter):
         parts[f"gate's default run ({start}, beside the tests)"] = DEFAULT_RUN.seconds
     terminalreporter.write_sep("-", "CI's split, in seconds")
     for part, seconds in parts.items():
-        terminalreporter.write_line(f"{part:<52} {seconds:6.0f}")
-    terminalreporter.write_line(f"{'CI so far':<52} {time.time() - float(CI_STARTED):6.0f}")
+        terminalreporter.write_line(f"{part:<60} {seconds:6.0f}")
+    terminalreporter.write_line(f"{'CI so far':<60} {time.time() - float(CI_STARTED):6.0f}")
 
 
 def pytest_sessionfinish(session, exitstatus):
