@@ -40,15 +40,12 @@ def entry(checkout: Path) -> Path:
 
 
 def _link_tree(source: Path, destination: Path) -> None:
-    def link_or_copy(src, dst):
-        if Path(src).relative_to(source).parts[0] in COPIED:
-            return shutil.copy2(src, dst)
-        try:
-            os.link(src, dst)
-        except OSError:  # another file system
-            shutil.copy2(src, dst)
+    from conftest import link_or_copy
 
-    shutil.copytree(source, destination, symlinks=True, copy_function=link_or_copy)
+    def copy(src, dst):
+        return shutil.copy2(src, dst) if Path(src).relative_to(source).parts[0] in COPIED else link_or_copy(src, dst)
+
+    shutil.copytree(source, destination, symlinks=True, copy_function=copy)
 
 
 def restore(checkout: Path, cached: Path) -> bool:
