@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from behind_rope.claims.decide import claim_c1, claim_c2, claim_c3, claim_c4
+from behind_rope.claims.outcome import settle
 
 
 def _metrics(**layer_values):
@@ -64,7 +65,9 @@ PANELS = {letter: {"locality": {"at_least": 0.9}} for letter in "fhi"} | {"g": {
 C3 = dict(twin="nope", probe="random_causal", simulation_variants=["sim_a", "sim_b"], rope_twin="rope",
           no_mask_probe="random_noncausal", untrained="untrained", min_seeds=5, confidence=0.95, min_seeds_passing=4,
           min_gain_over_unigram=0.3, locality_layers=[2, 3], min_locality=0.9, amplification_layer=2,
-          min_amplification=1.0, panels=PANELS)
+          min_amplification=1.0, panels=PANELS, order_positions=[16, 32], order_sequences=1024, min_order_gap=0.05,
+          max_loss_above_rope=0.1, min_power=0.8, probe_sequences=1024, probe_rows=48)
+USES_ORDER = {"mean_gap": 0.2, "standard_error": 0.01}
 
 
 def _c3(metrics=None, training=None, panels=None, **criteria):
@@ -75,7 +78,7 @@ def _c3(metrics=None, training=None, panels=None, **criteria):
                  f"{seed}/text_causal": _twin(), f"{seed}/text_noncausal": _twin(0.9, 0.003)}
     runs |= {f"{twin}/{run}": _twin(0.95, 0.0001) for twin in UNTRAINED for run in ("random_causal", "text_causal")}
     simulation = {"sim_a": _metrics(key_slope=0.002), "sim_b": _metrics(key_slope=0.009)}
-    losses = {name: {"validation_loss": 5.0, "unigram_loss": 6.0, "steps": 300, "seed": k % 5}
+    losses = {name: {"validation_loss": 5.0, "unigram_loss": 6.0, "steps": 300, "seed": k % 5, "order_gap": USES_ORDER}
               for k, name in enumerate([*SEEDS, "rope"])}
     losses |= {name: {"validation_loss": 9.0, "unigram_loss": 6.0, "steps": 0} for name in UNTRAINED}
     panel_values = {seed: {letter: {"locality": 0.05 if letter == "g" else 0.95} for letter in "fghi"} for seed in SEEDS}
@@ -100,7 +103,7 @@ def _seeds(**per_seed):
 
 
 def test_c3_fails_whenever_one_of_its_checks_fails():
-    learned_nothing = {"validation_loss": 5.9, "unigram_loss": 6.0, "steps": 300}
+    learned_nothing = {"validation_loss": 5.9, "unigram_loss": 6.0, "steps": 300, "order_gap": USES_ORDER}
     weak = _twin(key_slope=0.005)
     failing = {
         "no locality in layer 3 on any seed": _c3(_seeds(**{seed: _twin(layer_3=0.6) for seed in SEEDS})),
@@ -137,6 +140,63 @@ def test_c3_records_the_locality_its_probe_could_show_at_the_bound_and_it_decide
     assert noisy["passed"]  # the record decides nothing
     quiet = _c3()["measured"]["probe_power"]["locality_at_bound"]
     assert all(share > 0.99 for share in quiet.values())
+
+
+def test_c3_is_decided_only_when_its_preconditions_hold():
+    decided = settle(_c3())
+    assert decided["outcome"] == "PASS" and all(entry["passed"] for entry in decided["preconditions"].values())
+    failing = settle(_c3({f"{seed}/random_causal": _twin(locality=0.5) for seed in SEEDS}))
+    assert failing["outcome"] == "FAIL" and "undecided" not in failing
+
+
+def _with_order(gap, standard_error=0.005, loss=5.0):
+    return {"validation_loss": loss, "unigram_loss": 6.0, "steps": 300,
+            "order_gap": {"mean_gap": gap, "standard_error": standard_error}}
+
+
+@pytest.mark.parametrize("training, unmet", [
+    ({"nope_seed2": _with_order(0.0)}, "a bag-of-words seed"),
+    ({"nope_seed2": _with_order(0.06, standard_error=0.01)}, "a gap that its noise does not put above the bound"),
+    ({"rope": _with_order(0.0)}, "a RoPE twin that does not use order: the recipe taught no twin order"),
+    ({"nope": _with_order(0.2, loss=5.2)}, "a NoPE seed far behind the RoPE twin"),
+])
+def test_a_twin_that_is_not_competent_leaves_c3_undecided_whatever_its_statistics(training, unmet):
+    for metrics in ({}, {f"{seed}/random_causal": _twin(locality=0.5) for seed in SEEDS}):  # would PASS, would FAIL
+        claim = settle(_c3(metrics, training=training))
+        assert claim["outcome"] == "UNDECIDED", unmet
+        assert claim["undecided"]["preconditions_unmet"] == ["competence"]
+        assert "recipe" in claim["undecided"]["would_decide"]
+
+
+def test_a_probe_without_the_power_to_see_the_bound_leaves_c3_undecided_and_says_what_size_would():
+    """The fixture's bound slope is 0.009 per key; a noise of 0.01 per row gives each row a positive share of 0.82,
+    and 44 of 48 rows then pass with a probability far below 0.8."""
+    claim = settle(_c3(_seeds(**{seed: _twin(key_slope_noise=0.01) for seed in SEEDS})))
+    assert claim["outcome"] == "UNDECIDED" and claim["undecided"]["preconditions_unmet"] == ["power"]
+    power = claim["measured"]["seeds"]["nope"]["power"]
+    assert power["power"] < 0.2 and power["sequences_for_power"] > 1024
+    assert f"{power['sequences_for_power']:,}" in claim["undecided"]["would_decide"]
+    at_that_size = settle(_c3(_seeds(**{seed: _twin(key_slope_noise=0.01 * (1024 / power["sequences_for_power"]) ** 0.5)
+                                        for seed in SEEDS})))
+    assert at_that_size["preconditions"]["power"]["passed"]
+
+
+def test_the_power_of_a_probe_of_64_sequences_is_too_low_for_the_bound_that_2048_resolve():
+    """Score rows of a pattern with exactly the bound's key slope in every row, plus per-sequence noise: the power
+    computed from the probe's halves falls short at 64 sequences and holds at 2,048."""
+    from behind_rope.claims.power import locality_power
+    from behind_rope.maths.metrics import key_slope_noise
+
+    rng, seq_len, slope, spread = np.random.default_rng(0), 50, 0.01, 0.6
+    keys = np.arange(seq_len, dtype=float)
+
+    def halves(sequences):
+        noise = rng.normal(0, spread, (sequences, seq_len, seq_len))
+        scores = slope * keys[None, None, :] + noise
+        return scores[: sequences // 2].mean(0), scores[sequences // 2 :].mean(0)
+
+    powers = {n: locality_power(slope, key_slope_noise(*halves(n)), seq_len - 2, 0.9) for n in (64, 2048)}
+    assert powers[64] < 0.8 <= powers[2048], powers
 
 
 def test_figure_3_panels_are_recorded_with_a_verdict_each_and_do_not_decide_c3():

@@ -56,6 +56,25 @@ def test_a_flipped_verdict_or_a_value_out_of_tolerance_fails_the_gate():
     assert "no such verdict" in compare(missing, expected)[0]
 
 
+def test_an_outcome_that_becomes_undecided_or_decided_fails_the_gate():
+    claims = copy.deepcopy(CLAIMS)
+    claims["C3"] |= {"outcome": "UNDECIDED", "preconditions": {"competence": {"passed": False}}}
+    expected = expected_from(claims, "default")
+    assert expected["verdicts"]["C3.outcome"] == "UNDECIDED"
+    assert expected["verdicts"]["C3.preconditions.competence.passed"] is False
+    decided = copy.deepcopy(claims)
+    decided["C3"] |= {"outcome": "FAIL", "preconditions": {"competence": {"passed": True}}}
+    assert compare(decided, expected) == ["C3.outcome: expected UNDECIDED, the run gives FAIL",
+                                          "C3.preconditions.competence.passed: expected FAIL, the run gives PASS"]
+
+
+def test_the_expected_file_holds_every_claims_outcome():
+    expected = json.loads(EXPECTED.read_text())["verdicts"]
+    outcomes = {path.split(".")[0]: value for path, value in expected.items() if path.endswith(".outcome")}
+    assert set(outcomes) == {path.split(".")[0] for path in expected}
+    assert set(outcomes.values()) <= {"PASS", "FAIL", "UNDECIDED"}
+
+
 def test_verdicts_that_rest_on_one_seed_are_not_gated():
     gated = verdicts(CLAIMS)
     assert "C3.measured.checks.training_sanity" in gated and "C1.passed" in gated

@@ -117,7 +117,18 @@ def validate(config: dict, schema: dict | None = None) -> dict:
                 raise ConfigError(f"Config error: '{key}' names the unknown variant {name!r}; it must be one of {', '.join(variants)}.")
     expand_seeds(config["training"]["twins"])
     _check_data_references(config)
+    _check_order_test(config)
     return config
+
+
+def _check_order_test(config: dict) -> None:
+    """C3's order test reads token c + 1 of a training sequence for every position c it names."""
+    order = config["claims"]["C3"]["preconditions"]
+    seq_len = config["data"]["seq_len"]
+    if max(order["order_positions"]) > seq_len - 2:
+        raise ConfigError(f"Config error: 'claims.C3.preconditions.order_positions' goes up to {max(order['order_positions'])}, "
+                          f"but a sequence of data.seq_len = {seq_len} tokens has a next token after positions up to "
+                          f"{seq_len - 2} only.")
 
 
 def expand_seeds(twins: dict) -> None:

@@ -100,7 +100,8 @@ def split_files(config: dict) -> dict[str, str]:
 
 def twin_input_settings(config: dict) -> dict:
     analysis = config["twin_analysis"]
-    return {"seq_len": analysis["seq_len"], "sequences": analysis["sequences"], "seed": config["seed"]}
+    return {"seq_len": analysis["seq_len"], "sequences": analysis["sequences"],
+            "probe_sequences": analysis["probe_sequences"], "seed": config["seed"]}
 
 
 # --- Pretrained LLMs --------------------------------------------------------------------------
@@ -286,7 +287,7 @@ def measures_settings(config: dict) -> dict:
     return config["measures"]
 
 
-CLAIM_PARTS = ("runs", "controls", "criteria", "recorded")
+CLAIM_PARTS = ("runs", "controls", "criteria", "preconditions", "recorded")
 
 
 def claim_arguments(config: dict, name: str) -> dict:
@@ -409,10 +410,25 @@ PAPER_CLAIMS = ("C1", "C2", "C3", "C4", *C5_CLAIMS)
 POSITION_CLAIMS = ("C6", "C7", "C8", "C9")
 
 
+def competence_twins(config: dict) -> list[str]:
+    """The twins whose competence C3 reads: every seed of its NoPE twin, and the RoPE twin."""
+    c3 = claim_arguments(config, "C3")
+    return [*seed_twins(config, c3["twin"]), c3["rope_twin"]]
+
+
+def competence_settings(config: dict) -> dict:
+    c3 = claim_arguments(config, "C3")
+    return {"positions": c3["order_positions"], "sequences": c3["order_sequences"], "seed": config["seed"]}
+
+
 def claims_settings(config: dict, criterion_commits: dict | None = None) -> dict:
     """What the claims step needs: every claim's arguments, its pre-registered entry and the commit that
     last changed its criterion (behind_rope.claims.preregistration, read with git when the workflow is parsed)."""
-    return {"claims": {name: claim_arguments(config, name) for name in PAPER_CLAIMS},
+    claims = {name: claim_arguments(config, name) for name in PAPER_CLAIMS}
+    # The size of C3's probe, for its power: the i.i.d. sequences, and the query rows with a key slope.
+    analysis = config["twin_analysis"]
+    claims["C3"] |= {"probe_sequences": analysis["probe_sequences"], "probe_rows": analysis["seq_len"] - 2}
+    return {"claims": claims,
             "entries": config["claims"], "criterion_commits": criterion_commits or {},
             "twin_runs": c3_twin_runs(config), "gram": gram_files(config), "llm_runs": c5_runs(config),
             "training": {"steps": config["training"]["steps"], "stop_when": config["training"]["stop_when"]}}

@@ -35,6 +35,7 @@ rule claims:
         monte_carlo="results/theory/monte_carlo.json",
         metrics=experiments.claims_metric_files(config),
         training=[experiments.twin_files(twin)["metrics"] for twin in TWINS],
+        competence=expand("results/competence/{twin}.json", twin=experiments.competence_twins(config)),
         gram=experiments.gram_files(config).values(),
         position_claims=rules.position_claims.output[0],
     output:
@@ -57,4 +58,5 @@ rule claims:
     shell:
         "python -m behind_rope claims --settings {params.settings:q} --derivation {input.derivation}"
         " --monte-carlo {input.monte_carlo} --metrics {input.metrics} --training {input.training}"
+        " --competence {input.competence}"
         " --gram {input.gram} --position-claims {input.position_claims} --output {output} > {log} 2>&1"

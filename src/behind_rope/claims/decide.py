@@ -1,7 +1,8 @@
-"""Turn derivation, Monte-Carlo and metric files into pass/fail claims.
+"""Turn derivation, Monte-Carlo and metric files into claims, each with an outcome: PASS, FAIL or UNDECIDED.
 
 A claim about the causal mask passes only when its runs pass *and* its no-mask controls fail
-the very same check: that is what makes each threshold able to fail.
+the very same check: that is what makes each threshold able to fail.  A claim whose pre-registered
+preconditions do not hold is UNDECIDED (behind_rope.claims.outcome).
 """
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ from __future__ import annotations
 from typing import Callable
 
 from behind_rope.claims import llm as llm_claims
+from behind_rope.claims.outcome import precondition, settle
 
 LayerCheck = Callable[[dict], bool]
+NORMAL_95 = 1.959963984540054  # the two-sided 95 % point of the normal distribution
 
 
 def claim_c1(derivation: dict, monte_carlo: list[dict], monte_carlo_dim: int, min_samples: int, tolerance: float) -> dict:
@@ -112,11 +115,61 @@ def _sanity(training: dict, min_gain: float) -> dict:
         "validation_loss": training["validation_loss"], "unigram_loss": training["unigram_loss"]}
 
 
+def uses_order(training: dict, min_order_gap: float) -> dict:
+    """Whether a twin uses the order of its context: the lower end of the 95 % interval of its order gap (over
+    held-out sequences; behind_rope.twins.competence) clears ``min_order_gap``."""
+    gap = training["order_gap"]
+    low = gap["mean_gap"] - NORMAL_95 * gap["standard_error"]
+    return {"order_gap": gap["mean_gap"], "standard_error": gap["standard_error"], "interval_low": low,
+            "min_order_gap": min_order_gap, "passed": bool(low >= min_order_gap)}
+
+
+def competence(training: dict, rope_training: dict, min_order_gap: float, max_loss_above_rope: float) -> dict:
+    """One NoPE seed's competence: it uses word order, and its held-out loss is within ``max_loss_above_rope``
+    nats of the RoPE twin trained the same way."""
+    above = training["validation_loss"] - rope_training["validation_loss"]
+    order = uses_order(training, min_order_gap)
+    return {"uses_order": order, "loss_above_rope": above, "max_loss_above_rope": max_loss_above_rope,
+            "close_to_rope": bool(above <= max_loss_above_rope),
+            "passed": bool(order["passed"] and above <= max_loss_above_rope)}
+
+
+def c3_preconditions(seeds: dict, rope_twin: str, rope_order: dict, min_order_gap: float, max_loss_above_rope: float,
+                     min_power: float, order_sequences: int) -> dict:
+    """C3's preconditions, decided before its statistics are read: every deciding seed is competent (and the
+    RoPE twin, the order test's positive case, uses order), and the probe has the power to see the bound."""
+    incompetent = [name for name, seed in seeds.items() if not seed["competence"]["passed"]]
+    weak = {name: seed["power"] for name, seed in seeds.items() if seed["power"]["power"] < min_power}
+    gaps = ", ".join(f"{seed['competence']['uses_order']['order_gap']:+.3f}" for seed in seeds.values())
+    above = ", ".join(f"{seed['competence']['loss_above_rope']:+.3f}" for seed in seeds.values())
+    needed = [entry["sequences_for_power"] for entry in weak.values()]
+    size = "no probe size (a seed's bound slope is not positive)" if None in needed else (
+        f"a probe of {max(needed, default=0):,} i.i.d. sequences (twin_analysis.probe_sequences)")
+    return {
+        "competence": precondition(
+            not incompetent and rope_order["passed"],
+            f"every NoPE seed's order gap (in held-out nats, over {order_sequences} sequences; lower 95 % end >= "
+            f"{min_order_gap}): {gaps}; its held-out loss above the RoPE twin's (<= {max_loss_above_rope}): {above}; the "
+            f"RoPE twin's order gap {rope_order['order_gap']:+.3f}" + (f"; not competent: {', '.join(incompetent)}"
+                                                                        if incompetent else ""),
+            "a twin recipe whose every NoPE seed uses word order (training.model, training.steps; "
+            "benchmarks/twin_pilot.py), or config/paper.yaml's run on the authors' NoPE model",
+            incompetent=incompetent, rope_twin=rope_twin),
+        "power": precondition(
+            not weak,
+            "the probability that a twin whose layer-2 key slope equals the bound in every row passes the locality "
+            f"check, by each seed's probe noise (>= {min_power}): "
+            + ", ".join(f"{seed['power']['power']:.2f}" for seed in seeds.values()),
+            size, underpowered=sorted(weak)),
+    }
+
+
 def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_statistics: dict, runs: dict, *, twin: str,
              probe: str, simulation_variants, rope_twin: str, no_mask_probe: str, untrained: str, min_seeds: int,
              confidence: float, min_seeds_passing: int, min_gain_over_unigram: float, locality_layers,
              min_locality: float, amplification_layer: int, min_amplification: float, panels: dict,
-             **recorded) -> dict:
+             order_positions, order_sequences: int, min_order_gap: float, max_loss_above_rope: float,
+             min_power: float, probe_sequences: int, probe_rows: int, **recorded) -> dict:
     """Trained NoPE twin, over its seeds: the mask makes it favour nearby keys, more strongly than the
     parameter-free simulation does (behind_rope.claims.seeds has the rule; config/claims.yaml the constants).
 
@@ -126,6 +179,7 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
     same weights without the mask, and of every seed of the untrained twin, are controls that must fail
     the same rule.  Held-out text is recorded, and so is Figure 3, panel by panel.
     """
+    from behind_rope.claims.power import locality_power, sequences_for_power
     from behind_rope.claims.seeds import clears, seed_rule
     from behind_rope.maths.metrics import positive_share
 
@@ -153,6 +207,13 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
     def locality_at_bound(run: str) -> float:
         return positive_share(bound_slope, _layer(metrics[run], amplification_layer)["key_slope_noise"])
 
+    def power(run: str) -> dict:
+        noise = _layer(metrics[run], amplification_layer)["key_slope_noise"]
+        return {"power": locality_power(bound_slope, noise, probe_rows, min_locality), "noise": noise,
+                "sequences": probe_sequences,
+                "sequences_for_power": sequences_for_power(probe_sequences, bound_slope, noise, probe_rows,
+                                                           min_locality, min_power)}
+
     seeds = {}
     for name, roles in runs["seeds"].items():
         stats = {role: statistics(run) for role, run in roles.items()}
@@ -160,7 +221,9 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
                        "sanity": _sanity(training[name], min_gain_over_unigram),
                        "steps": training[name]["steps"], "stopped_early": training[name].get("stopped_early"),
                        "cpu_capability": training[name].get("cpu_capability"), "dtype": training[name].get("dtype"),
-                       "locality_at_bound": locality_at_bound(roles["probe"])}
+                       "locality_at_bound": locality_at_bound(roles["probe"]),
+                       "competence": competence(training[name], training[rope_twin], min_order_gap, max_loss_above_rope),
+                       "power": power(roles["probe"])}
     untrained_seeds = {name: {role: statistics(run) for role, run in roles.items()} for name, roles in runs["untrained"].items()}
     for name, stats in untrained_seeds.items():
         stats["passes_on_its_own"] = on_its_own(stats["probe"])
@@ -188,6 +251,9 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
         "no_mask_probe_fails": not controls["no_mask_probe"]["passed"],
         "untrained_twin_fails": not controls["untrained"]["passed"],
     }
+    rope_order = uses_order(training[rope_twin], min_order_gap)
+    preconditions = c3_preconditions(seeds, rope_twin, rope_order, min_order_gap, max_loss_above_rope, min_power,
+                                     order_sequences)
     layers = ", ".join(map(str, locality_layers))
     first_seed, first_untrained = next(iter(runs["seeds"])), next(iter(runs["untrained"]))
     shown = {**runs["seeds"][first_seed], **{f"untrained_{role}": run for role, run in runs["untrained"][first_untrained].items()}}
@@ -199,15 +265,18 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
         f"the lower end of the {confidence:.0%} t-interval of the mean clears it and >= {min_seeds_passing} seeds clear it "
         f"on their own; every seed and the RoPE twin beat a unigram model by {min_gain_over_unigram} nats; the same "
         "weights without the mask, and the untrained twin's seeds, fail the same rule",
+        "preconditions": preconditions,
         "measured": {
             "seeds": seeds,
+            "rope_twin_order": rope_order,
             "probe": probe_rule,
             "controls": controls,
             "panels": panel_rules,
             "sanity": sanity,
             "simulation_key_slopes": simulated,
-            "probe_power": {"layer": amplification_layer, "bound_slope": bound_slope,
-                            "locality_at_bound": {name: seed["locality_at_bound"] for name, seed in seeds.items()}},
+            "probe_power": {"layer": amplification_layer, "bound_slope": bound_slope, "rows": probe_rows,
+                            "locality_at_bound": {name: seed["locality_at_bound"] for name, seed in seeds.items()},
+                            "power": {name: seed["power"] for name, seed in seeds.items()}},
             # Every layer of the first seed's runs (the twin Figure 3 shows) and of its untrained twin.
             "all_layers": {run.replace("/", "_"): metrics[run]["layers"] for run in shown.values()},
             "checks": checks,
@@ -255,4 +324,5 @@ def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: d
         entry = "C8" if name.startswith("C8") else name
         claim["criterion_commit"] = commits.get(entry, "unknown")
         claim["paper"] = settings["entries"][entry]["paper"]
+        settle(claim)
     return result

@@ -1,7 +1,8 @@
 """The verdict gate: a run's claims against the verdicts committed for the default scale.
 
 ``tests/expected_verdicts.json`` holds, for the default scale, every verdict of results/claims.json
-that does not rest on a single training seed (each claim's, its checks', each model's, each
+that does not rest on a single training seed (each claim's outcome, PASS, FAIL or UNDECIDED, and whether each
+of its preconditions holds; each claim's criteria, its checks', each model's, each
 statistic over the seeds, each control's and each Figure 3 panel's, and whether each simulation run
 and control of C2 and C4 shows the effect) and a few key measured values with a tolerance each.  CI
 runs the default workflow once and fails when a verdict differs or a value leaves its tolerance, so
@@ -51,17 +52,24 @@ def _leaves(tree, prefix=""):
         yield prefix, tree
 
 
-def verdicts(claims: dict) -> dict[str, bool]:
-    """Every gated verdict: each claim's ``passed``, and every boolean ``passed``, ``shows_effect`` or check
-    below it, except those that rest on one seed."""
+def verdicts(claims: dict) -> dict[str, bool | str]:
+    """Every gated verdict: each claim's ``outcome`` (PASS, FAIL or UNDECIDED) and ``passed``, and every boolean
+    ``passed``, ``shows_effect`` or check below it (its preconditions' among them), except those that rest on
+    one seed."""
     found = {}
     for path, value in _leaves(claims):
-        if not isinstance(value, bool) or any(fnmatch.fnmatch(path, pattern) for pattern in SINGLE_SEED):
+        if any(fnmatch.fnmatch(path, pattern) for pattern in SINGLE_SEED):
             continue
         parts = path.split(".")
-        if parts[-1] in ("passed", RUN_VERDICT) or (len(parts) > 2 and parts[-2] == "checks"):
+        if isinstance(value, str) and len(parts) == 2 and parts[1] == "outcome":
+            found[path] = value
+        elif isinstance(value, bool) and (parts[-1] in ("passed", RUN_VERDICT) or (len(parts) > 2 and parts[-2] == "checks")):
             found[path] = value
     return found
+
+
+def _said(verdict: bool | str) -> str:
+    return verdict if isinstance(verdict, str) else "PASS" if verdict else "FAIL"
 
 
 def key_values(claims: dict) -> dict[str, float]:
@@ -86,10 +94,10 @@ def compare(claims: dict, expected: dict) -> list[str]:
     found = verdicts(claims)
     for path, verdict in expected["verdicts"].items():
         if path not in found:
-            problems.append(f"{path}: expected {'PASS' if verdict else 'FAIL'}, but the run has no such verdict")
+            problems.append(f"{path}: expected {_said(verdict)}, but the run has no such verdict")
         elif found[path] != verdict:
-            problems.append(f"{path}: expected {'PASS' if verdict else 'FAIL'}, the run gives {'PASS' if found[path] else 'FAIL'}")
-    problems += [f"{path}: a verdict the expected file does not list ({'PASS' if found[path] else 'FAIL'})"
+            problems.append(f"{path}: expected {_said(verdict)}, the run gives {_said(found[path])}")
+    problems += [f"{path}: a verdict the expected file does not list ({_said(found[path])})"
                  for path in found if path not in expected["verdicts"]]
     values = key_values(claims)
     for path, entry in expected["values"].items():

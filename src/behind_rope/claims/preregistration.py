@@ -22,7 +22,8 @@ from behind_rope.config import load_yaml
 
 CONFIG_FILES = ("config/config.yaml", "config/claims.yaml")
 HISTORY_PATH = "config/criteria_history.yaml"
-CLAIM_PARTS = ("runs", "controls", "criteria", "recorded", "depends_on")
+CLAIM_PARTS = ("runs", "controls", "criteria", "preconditions", "recorded", "depends_on")
+OPTIONAL_PARTS = ("preconditions", "recorded")  # deciding paths only where a claim has them
 # What decides every claim: the shared measures, and the seed that draws every claim's inputs (the simulations,
 # the twins' weights and batches, the token sets).
 EVERY_CLAIM = ("measures", "seed")
@@ -33,14 +34,15 @@ COLUMNS = ("commit", "date", "claims", "what changed", "why", "written after res
 
 def deciding_paths(claims_config: dict, name: str) -> list[str]:
     """The dotted config paths whose values decide claim ``name``: its own parts, what decides every claim
-    (``EVERY_CLAIM``) and its depends_on.  ``recorded`` decides no claim's own verdict, but it holds the
-    constants of checks reported beside it, which the verdict gate holds too; it counts where a claim has it.
+    (``EVERY_CLAIM``) and its depends_on.  ``preconditions`` decide whether its criteria decide it (its outcome);
+    ``recorded`` decides no claim's own verdict, but it holds the constants of checks reported beside it, which the
+    verdict gate holds too; each counts where a claim has it.
 
     ``claims_config`` is the merged config (config.yaml with claims.yaml over it).
     """
     claim = _claims(claims_config).get(name)
-    has_recorded = isinstance(claim, dict) and "recorded" in claim
-    paths = [f"claims.{name}.{part}" for part in CLAIM_PARTS if part != "recorded" or has_recorded] + list(EVERY_CLAIM)
+    optional = [part for part in OPTIONAL_PARTS if not (isinstance(claim, dict) and part in claim)]
+    paths = [f"claims.{name}.{part}" for part in CLAIM_PARTS if part not in optional] + list(EVERY_CLAIM)
     depends_on = claim.get("depends_on") if isinstance(claim, dict) else None
     for path in depends_on if isinstance(depends_on, list) else []:
         if isinstance(path, str) and path not in paths:

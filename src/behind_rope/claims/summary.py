@@ -3,6 +3,7 @@ the deciding code, so that editing one claim's decision reruns that claim alone.
 
 from __future__ import annotations
 
+from behind_rope.claims.outcome import outcome
 from behind_rope.claims.seeds import describe
 
 
@@ -14,6 +15,14 @@ def c3_detail_lines(claim: dict) -> list[str]:
         values = ", ".join(f"{key} {value:.3g}" for key, value in seed["probe"].items() if key != "key_slope")
         lines.append(f"seed {seed['seed']} ({name}, {seed['steps']} steps): {values}; on its own "
                      f"{'PASS' if seed['passes_on_its_own'] else 'FAIL'}; sanity {'PASS' if seed['sanity']['passed'] else 'FAIL'}")
+        if "competence" in seed:
+            competence, power, order = seed["competence"], seed["power"], seed["competence"]["uses_order"]
+            lines.append(f"    competence {'met' if competence['passed'] else 'NOT MET'}: order gap "
+                         f"{order['order_gap']:+.3f} ± {order['standard_error']:.3f} nats (lower 95 % end "
+                         f"{order['interval_low']:+.3f}, bound {order['min_order_gap']}), held-out loss "
+                         f"{competence['loss_above_rope']:+.3f} above the RoPE twin's (bound {competence['max_loss_above_rope']}); "
+                         f"power {power['power']:.2f} at {power['sequences']:,} probe sequences"
+                         + (f" (the power bound needs {power['sequences_for_power']:,})" if power["sequences_for_power"] else ""))
     lines += [f"{name} over seeds: {describe(rule)}" for name, rule in measured["probe"]["statistics"].items()]
     for control, result in measured["controls"].items():
         verdict = "FAIL, as it must" if not result["passed"] else "PASS (a control that passes fails the claim)"
@@ -31,7 +40,11 @@ def summary_lines(claims: dict) -> list[str]:
     lines = []
     for name, claim in claims.items():
         commit = claim.get("criterion_commit", "unknown")
-        lines.append(f"{name}: {'PASS' if claim['passed'] else 'FAIL'}  ({claim['threshold']}; criterion {commit})")
+        lines.append(f"{name}: {outcome(claim)}  ({claim['threshold']}; criterion {commit})")
+        lines += [f"    precondition {key}: {'met' if entry['passed'] else 'NOT MET'} ({entry['reason']})"
+                  for key, entry in claim.get("preconditions", {}).items()]
+        if "undecided" in claim:
+            lines.append(f"    undecided: what would decide it: {claim['undecided']['would_decide']}")
         if name == "C3":
             lines += [f"    {line}" for line in c3_detail_lines(claim)]
         for control, result in claim.get("controls", {}).items() if name != "C3" else ():

@@ -51,6 +51,7 @@ def position_claims(args) -> None:
 @step("claims", "decide claims C1-C5 and write every claim to results/claims.json", SETTINGS, OUTPUT, METRICS,
       arg("--derivation", required=True), arg("--monte-carlo", required=True),
       arg("--training", nargs="+", required=True, help="metrics.json of every twin"),
+      arg("--competence", nargs="+", required=True, help="results/competence/<twin>.json of every twin C3 reads"),
       arg("--gram", nargs="+", required=True, help="results/gram/<twin>.npz of every seed of C3's twin (Figure 3)"),
       arg("--position-claims", required=True, help="results/claims/position.json (claims C6-C9)"))
 def claims(args) -> None:
@@ -59,6 +60,8 @@ def claims(args) -> None:
     from behind_rope.claims.summary import summary_lines
 
     training = {Path(p).parent.name: atomic.read_json(p) for p in args.training}
+    for path in args.competence:  # a twin's competence goes with its training record
+        training[Path(path).stem]["order_gap"] = atomic.read_json(path)
     panels = {Path(p).stem: panel_statistics(atomic.read_npz(p)) for p in args.gram}
     result = decide(atomic.read_json(args.derivation), atomic.read_json(args.monte_carlo), _metrics(args.metrics),
                     training, panels, args.settings, atomic.read_json(args.position_claims))

@@ -138,27 +138,55 @@ def c3_values(claim: dict, args: dict, settings: dict) -> dict[str, str]:
         "c3.controls_outcome": controls_text,
         "c3.controls_summary": ", ".join(f"{CONTROLS.get(name, tex_escape(name))} "
                                          f"{'pass' if control['passed'] else 'fail'}" for name, control in controls.items()),
-        "c3.verdict_reason": "every part of the rule holds" if not failed_checks
-        else "it fails because " + listing(failed_checks),
+        "c3.verdict_reason": _verdict_reason(claim, failed_checks),
+        "c3.competence": _competence_sentence(claim, args),
+        "c3.min_order_gap": number(args["min_order_gap"]), "c3.max_loss_above_rope": number(args["max_loss_above_rope"]),
+        "c3.order_positions": listing(args["order_positions"]), "c3.order_sequences": f"{args['order_sequences']:,}",
+        "c3.min_power": number(args["min_power"]),
         "c3.panels_passed": str(len(holding)), "c3.panels_total": str(len(panels)),
         "c3.panels_holding": listing(holding) if holding else "none",
         "c3.text_layers": layers, "c3.text_locality": text_means("text"),
         "c3.text_locality_no_mask": text_means("text_no_mask"),
-        "c3.power": _power_sentence(measured["probe_power"], args["min_locality"]),
+        "c3.power": _power_sentence(measured["probe_power"], args["min_locality"], args["min_power"]),
     }
 
 
-def _power_sentence(power: dict, bound_locality: float) -> str:
-    """Whether locality could reach its bound at the probe's size (recorded beside the verdict, deciding nothing)."""
-    shares = list(power["locality_at_bound"].values())
-    reaching = sum(share >= bound_locality for share in shares)
-    would = (f"a twin whose every query had the layer-{power['layer']} key slope the amplification bound asks for "
-             f"would show, by each seed's sampling noise, a locality of {'only ' if not reaching else ''}{span(shares)}")
-    if not reaching:
-        return (f"At the probe's size a locality FAIL cannot tell an absent pattern from a weak one: {would}, below "
-                f"the bound of {number(bound_locality)} (recorded; it decides nothing).")
-    return (f"At the probe's size {would}, reaching the bound of {number(bound_locality)} for {reaching} of the "
-            f"{len(shares)} seeds (recorded; it decides nothing).")
+def _verdict_reason(claim: dict, failed_checks: list[str]) -> str:
+    criteria = ("every part of the rule holds" if not failed_checks else "the rule fails because " + listing(failed_checks))
+    if claim.get("outcome") != "UNDECIDED":
+        return criteria.replace("the rule fails because", "it fails because", 1)
+    unmet = listing(f"the {name} precondition" for name in claim["undecided"]["preconditions_unmet"])
+    return (f"{unmet} {_verb(claim['undecided']['preconditions_unmet'], 'is', 'are')} not met, so the statistics "
+            f"below answer nothing about the paper ({criteria}, which decides nothing); what would decide it: "
+            f"{tex_escape(claim['undecided']['would_decide'])}")
+
+
+def _competence_sentence(claim: dict, args: dict) -> str:
+    """The competence precondition, seed by seed: the order gap and the loss above the RoPE twin."""
+    seeds, rope = claim["measured"]["seeds"], claim["measured"]["rope_twin_order"]
+    gaps = span([seed["competence"]["uses_order"]["order_gap"] for seed in seeds.values()])
+    above = span([seed["competence"]["loss_above_rope"] for seed in seeds.values()])
+    failing = [name for name, seed in seeds.items() if not seed["competence"]["passed"]]
+    state = ("every seed meets it" if not failing and rope["passed"] else
+             f"{models(failing) if failing else 'no NoPE seed'} {'fails' if len(failing) == 1 else 'fail'} it"
+             + ("" if rope["passed"] else ", and the RoPE twin does not use order either"))
+    return (f"The NoPE seeds' order gaps are {gaps} nats and the RoPE twin's {number(rope['order_gap'])}; the seeds' "
+            f"held-out losses lie {above} nats above the RoPE twin's: {state}.")
+
+
+def _power_sentence(power: dict, bound_locality: float, min_power: float) -> str:
+    """The power precondition: how likely a twin at the bound would pass the locality check at the probe's size."""
+    powers = [entry["power"] for entry in power["power"].values()]
+    sequences = next(iter(power["power"].values()))["sequences"]
+    weak = sum(value < min_power for value in powers)
+    would = (f"A twin whose every query had the layer-{power['layer']} key slope the amplification bound asks for "
+             f"would reach a locality of {number(bound_locality)} with a probability of {span(powers)} at the probe's "
+             f"{sequences:,} sequences, by each seed's sampling noise")
+    if weak:
+        needed = [entry["sequences_for_power"] for entry in power["power"].values() if entry["power"] < min_power]
+        size = ("no size would do" if None in needed else f"about {max(needed):,} sequences would")
+        return f"{would}: below {number(min_power)} for {weak} of the {len(powers)} seeds ({size})."
+    return f"{would}: the probe has the power the precondition asks ({number(min_power)} or more)."
 
 
 def seeds_table(claim: dict, cap: int) -> str:

@@ -19,6 +19,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from behind_rope import atomic
+from behind_rope.claims.outcome import outcome
 from behind_rope.config import seed_twins
 from behind_rope.experiments import claim_arguments
 from behind_rope.figures.table import Figure, paper_figures
@@ -71,7 +72,7 @@ def claim_values(claims: dict, settings: dict) -> dict[str, str]:
     """One LaTeX string per key for every claim (measured values, their criteria and the verdicts)."""
     values = {}
     for name, claim in claims.items():
-        values[f"{name.lower()}.result"] = verdict(claim["passed"])
+        values[f"{name.lower()}.result"] = verdict(outcome(claim))
     for name, entry in settings["entries"].items():  # the section of the paper each claim quotes, as a number
         values[f"{name.lower()}.section"] = tex_escape(section_short(entry["paper"]["section"]).split(",")[0])
     arguments = settings["claims"]
@@ -247,7 +248,7 @@ def claims_rows(claims: dict, values: dict[str, str], entries: dict) -> list[tup
     for name, claim in claims.items():
         section = tex_escape(section_short(entries[entry_name(name)]["paper"]["section"]))
         provenance = rf"{section}; \texttt{{{tex_escape(short_commit(claim.get('criterion_commit', 'unknown')))}}}"
-        rows.append((name, provenance, measured[name], tex_escape(claim["threshold"]), claim["passed"]))
+        rows.append((name, provenance, measured[name], tex_escape(claim["threshold"]), outcome(claim)))
     return rows
 
 
@@ -271,12 +272,13 @@ def claims_table_html(claims: dict, entries: dict) -> str:
     criterion, its threshold and its result."""
     rows = []
     for name, claim in claims.items():
-        colour = "#1a7f37" if claim["passed"] else "#cf222e"
+        said = outcome(claim)
+        colour = {"PASS": "#1a7f37", "FAIL": "#cf222e"}.get(said, "#9a6700")
         section = section_short(entries[entry_name(name)]["paper"]["section"])
         rows.append(f"<tr><td><b>{name}</b></td><td>{html.escape(section)}</td>"
                     f"<td><code>{html.escape(claim.get('criterion_commit', 'unknown'))}</code></td>"
                     f"<td>{html.escape(claim['statement'])}</td><td>{html.escape(claim['threshold'])}</td>"
-                    f"<td style='color:{colour}'><b>{'PASS' if claim['passed'] else 'FAIL'}</b></td></tr>")
+                    f"<td style='color:{colour}'><b>{said}</b></td></tr>")
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Claims</title><style>"
             "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}table{border-collapse:collapse}"
             "</style></head><body><table><tr><th>Claim</th><th>Paper section</th><th>Criterion commit</th>"

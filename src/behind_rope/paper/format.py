@@ -35,8 +35,10 @@ def listing(items) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def verdict(passed: bool) -> str:
-    return r"\textbf{PASS}" if passed else r"\textbf{FAIL}"
+def verdict(passed: bool | str) -> str:
+    """PASS or FAIL for a check; for a claim's outcome, PASS, FAIL or UNDECIDED."""
+    said = passed if isinstance(passed, str) else "PASS" if passed else "FAIL"
+    return rf"\textbf{{{said}}}"
 
 
 def percent(fraction: float) -> str:

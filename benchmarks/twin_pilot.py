@@ -1,0 +1,116 @@
+"""The twins' recipe pilot: which training recipe makes a twin competent, and at what CPU cost.
+
+Trains candidate recipes on seeds outside C3's deciding set and judges them by the competence checks of
+claim C3 (config/claims.yaml, C3.competence) and by CPU time only, never by C3's statistics, which it does not
+compute.  Per recipe and seed it prints the held-out and unigram losses, the order gap
+(``behind_rope.twins.competence``) at each tested position and averaged with its standard error, the steps
+trained and the CPU seconds of the training alone.  The held-out loss is also recorded every ``--every``
+steps, so that a stop rule can be read off the curves.
+
+    python benchmarks/twin_pilot.py --out pilot.json                      # every recipe below, seed 101
+    python benchmarks/twin_pilot.py --recipes small --positional nope rope --seeds 101 102 --out pilot.json
+
+It reads the prepared corpus of this checkout (``snakemake prepare_corpus`` first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+from behind_rope.config import load  # noqa: E402
+from behind_rope.experiments import split_files  # noqa: E402
+from behind_rope.twins.competence import order_gap  # noqa: E402
+from behind_rope.twins.model import TwinSize, save_twin  # noqa: E402
+from behind_rope.twins.train import StopWhen, TrainSettings, train_twin  # noqa: E402
+from behind_rope.twins.vocabulary import remap, twin_vocabulary  # noqa: E402
+
+SMALL = {"vocab_size": 2048, "hidden_size": 128, "layers": 4, "heads": 2, "kv_heads": 1, "head_dim": 64,
+         "intermediate_size": 384}
+RECIPES = {
+    # the orientation point of the C3 issue: 1.05M parameters, 1,200 steps of 32 x 64 tokens
+    "small": {"model": SMALL, "batch_size": 32, "learning_rate": 3e-3, "steps": 1200},
+    "small_fast": {"model": SMALL, "batch_size": 32, "learning_rate": 6e-3, "steps": 800},
+    "small_wide_batch": {"model": SMALL, "batch_size": 64, "learning_rate": 4e-3, "steps": 600},
+    "small_vocab1024": {"model": SMALL | {"vocab_size": 1024}, "batch_size": 32, "learning_rate": 3e-3, "steps": 1000},
+    "small_long": {"model": SMALL, "batch_size": 32, "learning_rate": 3e-3, "steps": 2000},
+    "small_slow": {"model": SMALL, "batch_size": 32, "learning_rate": 1.5e-3, "steps": 1200},
+    "small_batch16": {"model": SMALL, "batch_size": 16, "learning_rate": 3e-3, "steps": 2400},
+}
+POSITIONS = (16, 32, 48, 62)
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def pilot(name: str, recipe: dict, positional: str, seed: int, train_raw, valid_raw, seq_len: int, every: int,
+          order_sequences: int, keep: Path | None = None) -> dict:
+    size = TwinSize(**recipe["model"], max_positions=seq_len)
+    settings = TrainSettings(steps=recipe["steps"], batch_size=recipe["batch_size"], learning_rate=recipe["learning_rate"],
+                             warmup_steps=recipe.get("warmup_steps", 25), weight_decay=0.1,
+                             checkpoint_every=recipe["steps"], eval_sequences=512, seed=seed)
+    vocabulary = twin_vocabulary(train_raw, size.vocab_size)
+    train, valid = remap(train_raw, vocabulary), remap(valid_raw, vocabulary)
+    never = StopWhen(every=every, window=every, min_relative_gain=-1e9, eval_sequences=512)  # the curve, no stop
+    resume = Path(f"/tmp/twin_pilot/{name}_{positional}_{seed}")
+    import shutil
+    shutil.rmtree(resume, ignore_errors=True)
+    cpu, wall = cpu_seconds(), time.perf_counter()
+    model, history, summary = train_twin(positional, size, settings, train, valid, resume, "cpu", stop_when=never,
+                                         progress=False)
+    cpu, wall = cpu_seconds() - cpu, time.perf_counter() - wall
+    held_out = valid[512 : 512 + order_sequences]
+    gap = order_gap(model, held_out, POSITIONS)
+    if keep:  # for a probe pilot on the same weights (C3's power): the folder a trained twin has
+        save_twin(model, keep / f"{name}_{positional}_{seed}", {"twin": name, "size": recipe["model"]})
+        np.save(keep / f"{name}_{positional}_{seed}" / "vocabulary.npy", vocabulary)
+    return {"recipe": name, "positional": positional, "seed": seed, **recipe, "parameters": summary["parameters"],
+            "validation_loss": summary["validation_loss"], "unigram_loss": summary["unigram_loss"],
+            "dtype": summary["dtype"], "cpu_capability": summary["cpu_capability"], "train_cpu_s": cpu,
+            "train_wall_s": wall, "order_gap": gap,
+            "curve": [(h["step"], h["valid_loss"]) for h in history if "valid_loss" in h]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--recipes", nargs="+", default=list(RECIPES), choices=list(RECIPES))
+    parser.add_argument("--positional", nargs="+", default=["nope"], choices=["nope", "rope"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[101])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--every", type=int, default=100, help="steps between held-out evaluations")
+    parser.add_argument("--order-sequences", type=int, default=1024)
+    parser.add_argument("--out", type=Path, required=True, help="JSON file: one record per run, appended as they end")
+    parser.add_argument("--keep", type=Path, help="a folder to keep each trained twin in (weights and vocabulary)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    config = load()
+    files = split_files(config)
+    train_raw, valid_raw = (np.load(ROOT / files[split]) for split in ("train", "valid"))
+    records = json.loads(args.out.read_text()) if args.out.is_file() else []
+    for name in args.recipes:
+        for positional in args.positional:
+            for seed in args.seeds:
+                row = pilot(name, RECIPES[name], positional, seed, train_raw, valid_raw, config["data"]["seq_len"],
+                            args.every, args.order_sequences, args.keep)
+                records.append(row)
+                args.out.write_text(json.dumps(records, indent=1) + "\n")
+                gaps = ", ".join(f"{p}: {v['gap']:+.3f}" for p, v in row["order_gap"]["positions"].items())
+                print(f"{name:18} {positional} seed {seed}: held-out {row['validation_loss']:.3f} / unigram "
+                      f"{row['unigram_loss']:.3f}; order gap {row['order_gap']['mean_gap']:+.3f} "
+                      f"± {row['order_gap']['standard_error']:.3f} ({gaps}); {row['train_cpu_s']:.0f} CPU s, "
+                      f"{row['train_wall_s']:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
