@@ -2,11 +2,15 @@
 architecture and a few local documents standing in for the FineWeb-Edu sample: no hub here."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 import torch
 
+from conftest import copy_workflow, snakemake
+
+TWIN, PRETRAINED, CORPUS = "nope_authors", "nope_1_5b", "fineweb_edu"  # as config/paper.yaml names them
 WORDS = [f"w{i}" for i in range(80)]
 
 
@@ -111,3 +115,121 @@ def test_a_tied_or_sharded_checkpoint_is_merged_into_one_file_and_a_wrong_one_is
     (folder / "config.json").write_text(json.dumps({**config, "model_type": "qwen2"}))
     with pytest.raises(FetchError, match="only a Llama decoder trained without RoPE"):
         convert_checkpoint(folder, tmp_path / "broken")
+
+
+def paper_config_on(folder, sequences=8, documents=30):
+    """config/paper.yaml with the checkpoint read from a local folder, and a smaller draw for the stand-in."""
+    from behind_rope.config import load, validate
+
+    config = load("config/paper.yaml")
+    assert config["pretrained"][PRETRAINED]["hub"] == "starmpcc/NoPE_1.5B_FW_EDU_15T"
+    config["pretrained"][PRETRAINED] = {"local": str(folder)}
+    config["training"]["twins"][TWIN]["inputs"] |= {"sequences": sequences, "documents": documents}
+    return validate(config)
+
+
+def test_the_checkpoint_path_runs_on_random_weights_from_its_tokens_to_scores_and_gram_matrices(tmp_path, monkeypatch):
+    from behind_rope import atomic, experiments
+    from behind_rope.__main__ import main
+
+    folder = save_checkpoint(tmp_path / "hf")
+    monkeypatch.chdir(tmp_path)
+    config = paper_config_on(folder)
+    corpus = experiments.corpus_archive(config, CORPUS)
+    [shard] = config["data"]["corpora"][CORPUS]["files"]
+    texts = save_documents(tmp_path / corpus / shard)
+    assert experiments.figure3_twin(config) == TWIN and experiments.checkpoint_twins(config) == [TWIN]
+
+    sources = experiments.checkpoint_sources(config, TWIN)
+    assert sources == {"model": str(folder)}  # a local folder: no fetch record
+    twin_dir = str(tmp_path / "results" / "training" / TWIN)
+    main(["checkpoint-twin", "--model", sources["model"], "--output-dir", twin_dir])
+    inputs = experiments.checkpoint_input_files(config, TWIN)
+    inputs_dir = tmp_path / "results" / "inputs" / TWIN
+    main(["checkpoint-inputs", "--settings", json.dumps(experiments.checkpoint_input_settings(config, TWIN)),
+          "--corpus", inputs["corpus"], "--model", inputs["model"], "--output-dir", str(inputs_dir)])
+    text, random = np.load(inputs_dir / "text.npy"), np.load(inputs_dir / "random.npy")
+    stats = json.loads((inputs_dir / "inputs.json").read_text())
+    assert text.shape == random.shape == (8, 50) and (text[:, 0] == 0).all()  # the first 50 tokens, BOS first
+    # Each text row is the start of a document of the stand-in, at least 49 words long.
+    chosen = [int(name.rsplit(":", 1)[1]) for name in stats["text_documents"]]
+    assert all(len(texts[row].split()) >= 49 for row in chosen) and stats["documents_read"] == 30
+    assert [list(row[1:4] - 3) for row in text] == [[WORDS.index(w) for w in texts[row].split()[:3]] for row in chosen]
+    assert (random >= 3).all() and (random != 0).all()  # i.i.d. words, no BOS, no other special token
+
+    scores_file = tmp_path / "results" / "scores" / TWIN / "random_causal.npz"
+    settings = experiments.score_settings(config, TWIN, "random", "causal")
+    assert settings["source"] == {"twin": f"results/training/{TWIN}"} and experiments.score_model_files(config, TWIN) == [
+        f"results/training/{TWIN}/model.safetensors"]
+    main(["scores", "--settings", json.dumps(settings), "--tokens", str(inputs_dir / "random.npy"),
+          "--output", str(scores_file)])
+    scores = atomic.read_npz(scores_file)
+    assert scores["mean_scores"].shape == (3, 50, 50) and np.isnan(scores["mean_scores"][:, 0, 1]).all()
+    main(["metrics", "--settings", json.dumps(experiments.measures_settings(config)), "--input", str(scores_file),
+          "--output", str(tmp_path / "metrics.json")])
+    assert len(atomic.read_json(tmp_path / "metrics.json")["layers"]) == 3
+
+    gram = tmp_path / "results" / "gram" / f"{TWIN}.npz"
+    main(["gram", "--model-dir", twin_dir, "--tokens", str(inputs_dir / "text.npy"), "--output", str(gram)])
+    panels = atomic.read_npz(gram)
+    assert json.loads(str(panels["check"]))["passed"] and panels["i"].shape == (50, 50)
+
+    # C3's runs read the checkpoint's runs beside the twins' seeds, and its metrics are inputs of the claims.
+    runs = experiments.c3_twin_runs(config)["checkpoint"][TWIN]
+    assert runs["probe"] == f"{TWIN}/random_causal" and runs["probe_no_mask"] == f"{TWIN}/random_noncausal"
+    assert f"results/metrics/{TWIN}/random_causal.json" in experiments.claims_metric_files(config)
+
+
+def test_a_checkpoint_twin_is_refused_without_a_checkpoint_or_a_hub_dataset_in_one_sentence():
+    import copy
+
+    from behind_rope.config import ConfigError, load, validate
+
+    paper = load("config/paper.yaml")
+    for edit, said in [
+        (lambda c: c["training"]["twins"][TWIN].update(pretrained="smollm2"), "must name a hub or local entry"),
+        (lambda c: c["training"]["twins"][TWIN]["inputs"].update(corpus="sotu"), "must name a hub dataset"),
+        (lambda c: c["training"]["twins"][TWIN].update(steps=10), "it is not trained here"),
+        (lambda c: c["twin_analysis"].update(checkpoint="nope"), "must name a twin with pretrained"),
+        (lambda c: c["data"].update(corpus=CORPUS), "the twins train on a pinned package corpus"),
+    ]:
+        config = copy.deepcopy(paper)
+        edit(config)
+        with pytest.raises(ConfigError, match=re.escape(said)) as error:
+            validate(config)
+        assert "\n" not in str(error.value)
+
+
+def test_the_default_scale_draws_figure_3_from_the_twin_and_reads_no_checkpoint():
+    from behind_rope import experiments
+    from behind_rope.config import load
+
+    config = load()
+    assert experiments.figure3_twin(config) == "nope" and experiments.checkpoint_twins(config) == []
+    assert "checkpoint" not in experiments.c3_twin_runs(config) and experiments.hub_datasets(config) == []
+
+
+def planned(output: str) -> dict[str, list[dict]]:
+    """{rule: [wildcards of each job]} of a dry run's printout."""
+    jobs = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
+        rule = re.match(r"(?:local)?rule (\w+):", block)
+        if rule:
+            found = re.search(r"^    wildcards: (.*)$", block, flags=re.MULTILINE)
+            jobs.setdefault(rule[1], []).append(dict(item.split("=", 1) for item in found[1].split(", ")) if found else {})
+    return jobs
+
+
+def test_a_paper_scale_dry_run_plans_the_authors_checkpoint_and_the_fineweb_edu_sample(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    done = snakemake(workdir, "-n", "-p", "fig3_nope_gram", f"results/metrics/{TWIN}/random_causal.json",
+                     "--configfile", "config/paper.yaml")
+    jobs = planned(done.stdout)
+    assert jobs["fetch_hub_model"] == [{"pretrained": PRETRAINED}]
+    assert jobs["fetch_hub_dataset"] == [{"corpus": CORPUS}]
+    assert jobs["checkpoint_twin"] == jobs["checkpoint_inputs"] == jobs["gram"] == [{"twin": TWIN}]
+    assert {"train", "prepare_corpus", "twin_inputs"}.isdisjoint(jobs)  # nothing of the twins' own chain
+    # The fetch is planned without a revision (the config pins none): the first fetch resolves and records it.
+    assert '--settings \'{"hub": "starmpcc/NoPE_1.5B_FW_EDU_15T"}\'' in done.stdout
+    assert "--record results/models/nope_1_5b/hub.json" in done.stdout
+    assert '"files": ["sample/10BT/000_00000.parquet"], "repo": "HuggingFaceFW/fineweb-edu"' in done.stdout
