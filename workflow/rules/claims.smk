@@ -34,7 +34,7 @@ rule claims:
         derivation="results/theory/derivation.json",
         monte_carlo="results/theory/monte_carlo.json",
         metrics=experiments.claims_metric_files(config),
-        training=[experiments.twin_files(twin)["metrics"] for twin in TWINS],
+        training=[experiments.twin_files(twin)["metrics"] for twin in TRAINED],
         competence=expand("results/competence/{twin}.json", twin=experiments.competence_twins(config)),
         gram=experiments.gram_files(config).values(),
         position_claims=rules.position_claims.output[0],

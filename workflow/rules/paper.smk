@@ -46,7 +46,7 @@ rule paper_inputs:
     input:
         settings="results/paper/settings.json",
         claims="results/claims.json",
-        training=[experiments.twin_files(twin)["metrics"] for twin in TWINS],
+        training=[experiments.twin_files(twin)["metrics"] for twin in TRAINED],
         data_stats=f"{experiments.data_dir(config)}/stats.json",
         history="config/criteria_history.yaml",  # the paper's appendix prints it
     output:

@@ -14,6 +14,8 @@ rule twin_inputs:
         "results/logs/inputs/{twin}.log",
     benchmark:
         "results/benchmarks/inputs/{twin}.tsv"
+    wildcard_constraints:
+        twin=names(TRAINED),
     conda:
         HEAVY_ENV
     threads: job_threads("data")
@@ -25,6 +27,33 @@ rule twin_inputs:
     shell:
         "python -m behind_rope twin-inputs --settings {params.settings:q} --vocabulary {input.vocabulary}"
         " --valid {input.valid} --train {input.train} --output-dir $(dirname {output.text}) > {log} 2>&1"
+
+
+# A checkpoint twin's token sets: the first tokens of documents of its dataset sample, in its own tokenizer, and
+# i.i.d. tokens with the frequencies of the sample's other documents (behind_rope.twins.checkpoint).
+rule checkpoint_inputs:
+    input:
+        unpack(lambda wildcards: experiments.checkpoint_input_files(config, wildcards.twin)),
+    output:
+        **{name: f"results/inputs/{{twin}}/{name}.npy" for name in experiments.TWIN_INPUTS},
+        stats="results/inputs/{twin}/inputs.json",
+    log:
+        "results/logs/inputs/{twin}.log",
+    benchmark:
+        "results/benchmarks/inputs/{twin}.tsv"
+    wildcard_constraints:
+        twin=names(CHECKPOINTS) or NO_VALUE,
+    conda:
+        HEAVY_ENV
+    threads: job_threads("data")
+    resources:
+        **job_resources("data"),
+    params:
+        code=step_code("checkpoint-inputs"),
+        settings=settings(experiments.checkpoint_input_settings, "twin"),
+    shell:
+        "python -m behind_rope checkpoint-inputs --settings {params.settings:q} --corpus {input.corpus}"
+        " --model {input.model} --output-dir $(dirname {output.stats}) > {log} 2>&1"
 
 
 rule llm_inputs:

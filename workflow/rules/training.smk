@@ -11,6 +11,8 @@ rule train:
         "results/logs/train/{twin}.log",
     benchmark:
         "results/benchmarks/train/{twin}.tsv"
+    wildcard_constraints:
+        twin=names(TRAINED),
     # Training is the next longest chain.
     priority: 10
     conda:
@@ -27,6 +29,34 @@ rule train:
         "python -m behind_rope train --settings {params.settings:q} --threads {threads} --train {input.train}"
         " --valid {input.valid} --output-dir $(dirname {output.model}) --resume-dir {params.resume_dir}"
         " --code {params.code} > {log} 2>&1"
+
+
+# A checkpoint trained without RoPE elsewhere (the authors' model at paper scale), read as a twin: its config with
+# the rotary embedding off in every layer, and its weights, where every twin step reads a twin's.
+rule checkpoint_twin:
+    input:
+        unpack(lambda wildcards: experiments.checkpoint_sources(config, wildcards.twin)),
+    output:
+        **experiments.checkpoint_files("{twin}"),
+    log:
+        "results/logs/checkpoint_twin/{twin}.log",
+    benchmark:
+        "results/benchmarks/checkpoint_twin/{twin}.tsv"
+    wildcard_constraints:
+        twin=names(CHECKPOINTS) or NO_VALUE,
+    priority: 10
+    conda:
+        HEAVY_ENV
+    # Merging a sharded checkpoint holds its weights in memory: the group of the jobs that read a twin's.
+    threads: job_threads("twin_analysis")
+    resources:
+        **job_resources("twin_analysis"),
+    params:
+        code=step_code("checkpoint-twin"),
+        record=lambda wildcards, input: f"--record {input.record}" if "record" in input.keys() else "",
+    shell:
+        "python -m behind_rope checkpoint-twin --model {input.model} {params.record}"
+        " --output-dir $(dirname {output.model}) > {log} 2>&1"
 
 
 # Whether a twin uses the order of its context, on held-out text: claim C3's competence precondition.
@@ -54,8 +84,8 @@ rule competence:
         " --model-dir $(dirname {input.model}) --valid {input.valid} --output {output} > {log} 2>&1"
 
 
-# Named targets, one per twin: `snakemake train_nope`.
-for _twin in TWINS:
+# Named targets, one per trained twin: `snakemake train_nope`.
+for _twin in TRAINED:
 
     rule:
         name:

@@ -10,7 +10,8 @@ Captions are written once, in a small subset of LaTeX that both outputs can show
 ``\\emph{...}`` and ``Figure~\\ref{fig:<name>}``.  ``{llm}`` in a name makes one figure per model of
 ``llm.models``; elsewhere in an entry it stands for the model (or, in the inputs of a figure that
 is not per model, expands to one input per model).  ``{seeds:<twin>}`` in an input expands to one
-input per seed of that twin (``training.twins.<twin>.seeds``).
+input per seed of that twin (``training.twins.<twin>.seeds``), and ``{figure3_twin}`` stands for the NoPE
+model Figure 3 draws (:func:`behind_rope.experiments.figure3_twin`: the authors' checkpoint at paper scale).
 
 Inputs are named, not written out: a result file's name (``claims``), or its name with the values of
 its wildcards (``{simulation: [l2_alpha0.0, l2_alpha0.2]}``, ``{scores: {model: nope, run: text_causal}}``),
@@ -36,6 +37,7 @@ PLACES = ("main", "appendix", "none")
 ENTRY_KEYS = {"title", "caption", "script", "inputs", "params", "section", "paper", "width"}
 PER_MODEL = "{llm}"
 SEEDS = re.compile(r"\{seeds:(\w+)\}")
+FIGURE3_TWIN = "{figure3_twin}"
 
 
 class FigureTableError(ValueError):
@@ -74,9 +76,14 @@ def _fill(value, model: str | None):
 
 
 def _expand_seeds(path: str, config: dict) -> list[str]:
-    """One path per seed of the twin a ``{seeds:<twin>}`` placeholder names (the path itself if it has none)."""
+    """One path per seed of the twin a ``{seeds:<twin>}`` placeholder names (the path itself if it has none), with
+    the twin Figure 3 draws for ``{figure3_twin}``."""
     from behind_rope.experiments import seed_twins
 
+    if FIGURE3_TWIN in path:
+        from behind_rope.experiments import figure3_twin
+
+        path = path.replace(FIGURE3_TWIN, figure3_twin(config))
     found = SEEDS.search(path)
     if not found:
         return [path]
