@@ -40,7 +40,12 @@ def _rule(rule: dict, form: str = ".3f") -> str:
 def _claim_line(claims: dict, name: str) -> str:
     """The verdict, the criterion and its commit; for a claim decided per model, which models pass."""
     claim = claims[name]
-    line = f"**{name}: {'PASS' if claim['passed'] else 'FAIL'}** ({claim['threshold']}; criterion {claim.get('criterion_commit', 'unknown')})"
+    said = claim.get("outcome") or ("PASS" if claim["passed"] else "FAIL")
+    line = f"**{name}: {said}** ({claim['threshold']}; criterion {claim.get('criterion_commit', 'unknown')})"
+    for precondition, entry in claim.get("preconditions", {}).items():
+        line += f". Precondition {precondition}: {'met' if entry['passed'] else 'NOT MET'} ({entry['reason']})"
+    if "undecided" in claim:
+        line += f". What would decide it: {claim['undecided']['would_decide']}"
     models = claim["measured"].get("models") if isinstance(claim["measured"], dict) else None
     if models and all(isinstance(result, dict) and "passed" in result for result in models.values()):
         passing = [model for model, result in models.items() if result["passed"]]
@@ -85,6 +90,20 @@ def twins_table(claims: dict, run: Path | None = None) -> str:
         rows.append(f"| {seed['seed']} | {twin} | {steps} | " + " | ".join(_number(seed["probe"][n], ".3f") for n in names)
                     + f" | {'PASS' if seed['passes_on_its_own'] else 'FAIL'} | {sanity['validation_loss']:.3f} / "
                     f"{sanity['unigram_loss']:.3f} ({'PASS' if sanity['passed'] else 'FAIL'}) | {seed['cpu_capability']}, {seed.get('dtype')} |")
+    if "competence" in next(iter(c3["seeds"].values())):
+        rows += ["", "Per seed, the preconditions (decided before the statistics are read): the order gap in held-out "
+                 "nats (mean ± standard error; its lower 95 % end), the held-out loss above the RoPE twin's, and the "
+                 "probe's power at the bound (the probe sequences that would give it the power asked):", "",
+                 "| twin | order gap | lower end | loss above RoPE | competent | power | sequences for power |",
+                 "|---|---|---|---|---|---|---|"]
+        for twin, seed in c3["seeds"].items():
+            order, competence, power = seed["competence"]["uses_order"], seed["competence"], seed["power"]
+            rows.append(f"| {twin} | {order['order_gap']:+.3f} ± {order['standard_error']:.3f} | {order['interval_low']:+.3f} "
+                        f"| {competence['loss_above_rope']:+.3f} | {'yes' if competence['passed'] else 'no'} "
+                        f"| {power['power']:.2f} | {power['sequences_for_power'] or 'none'} |")
+        rope = c3["rope_twin_order"]
+        rows.append(f"| RoPE twin | {rope['order_gap']:+.3f} ± {rope['standard_error']:.3f} | {rope['interval_low']:+.3f} "
+                    f"| | {'uses order' if rope['passed'] else 'does not use order'} | | |")
     rows += ["", "Each statistic over the seeds by the seed rule (mean [95 % t-interval]; seeds clearing the bound; "
              "verdict). The probe decides; its controls must fail; held-out text is recorded (mean over the seeds):", "",
              "| run | " + " | ".join(names) + " | all |", "|---" * (len(names) + 2) + "|"]

@@ -9,6 +9,7 @@ steps, so that a stop rule can be read off the curves.
 
     python benchmarks/twin_pilot.py --out pilot.json                      # every recipe below, seed 101
     python benchmarks/twin_pilot.py --recipes small --positional nope rope --seeds 101 102 --out pilot.json
+    python benchmarks/twin_pilot.py --out pilot.json --update-docs --recipes    # only the table, from pilot.json
 
 It reads the prepared corpus of this checkout (``snakemake prepare_corpus`` first).
 """
@@ -19,6 +20,7 @@ import argparse
 import json
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -63,9 +65,7 @@ def pilot(name: str, recipe: dict, positional: str, seed: int, train_raw, valid_
     vocabulary = twin_vocabulary(train_raw, size.vocab_size)
     train, valid = remap(train_raw, vocabulary), remap(valid_raw, vocabulary)
     never = StopWhen(every=every, window=every, min_relative_gain=-1e9, eval_sequences=512)  # the curve, no stop
-    resume = Path(f"/tmp/twin_pilot/{name}_{positional}_{seed}")
-    import shutil
-    shutil.rmtree(resume, ignore_errors=True)
+    resume = Path(tempfile.mkdtemp(prefix=f"twin_pilot_{name}_{positional}_{seed}_"))
     cpu, wall = cpu_seconds(), time.perf_counter()
     model, history, summary = train_twin(positional, size, settings, train, valid, resume, "cpu", stop_when=never,
                                          progress=False)
@@ -82,9 +82,25 @@ def pilot(name: str, recipe: dict, positional: str, seed: int, train_raw, valid_
             "curve": [(h["step"], h["valid_loss"]) for h in history if "valid_loss" in h]}
 
 
+def table(records: list[dict], source: str) -> str:
+    """The docs table of the pilot's runs, one row per recipe, twin and seed."""
+    rows = [f"_Written by `python benchmarks/twin_pilot.py --update-docs` from {source}._", "",
+            "| recipe | twin | seed | twin vocabulary, hidden, FFN | batch | peak LR | steps | held-out / unigram loss "
+            "| order gap (nats; lower 95 % end) | CPU s (training) |", "|---" * 10 + "|"]
+    for row in records:
+        model, gap = row["model"], row["order_gap"]
+        rows.append(f"| {row['recipe']} | {row['positional']} | {row['seed']} | {model['vocab_size']:,}, "
+                    f"{model['hidden_size']}, {model['intermediate_size']} | {row['batch_size']} | {row['learning_rate']:g} "
+                    f"| {row['steps']:,} | {row['validation_loss']:.3f} / {row['unigram_loss']:.3f} | "
+                    f"{gap['mean_gap']:+.3f} ± {gap['standard_error']:.3f} ({gap['mean_gap'] - 1.96 * gap['standard_error']:+.3f}) "
+                    f"| {row['train_cpu_s']:.0f} |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--recipes", nargs="+", default=list(RECIPES), choices=list(RECIPES))
+    parser.add_argument("--recipes", nargs="*", default=list(RECIPES), choices=list(RECIPES),
+                        help="the recipes to train (none: only rewrite the table from --out)")
     parser.add_argument("--positional", nargs="+", default=["nope"], choices=["nope", "rope"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[101])
     parser.add_argument("--threads", type=int, default=2)
@@ -92,6 +108,8 @@ def main() -> None:
     parser.add_argument("--order-sequences", type=int, default=1024)
     parser.add_argument("--out", type=Path, required=True, help="JSON file: one record per run, appended as they end")
     parser.add_argument("--keep", type=Path, help="a folder to keep each trained twin in (weights and vocabulary)")
+    parser.add_argument("--update-docs", action="store_true", help="rewrite the twin_pilot table of docs/results.md")
+    parser.add_argument("--source", default="the runs of this checkout's pilot", help="where the runs were made, for the table")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     config = load()
@@ -110,6 +128,11 @@ def main() -> None:
                       f"{row['unigram_loss']:.3f}; order gap {row['order_gap']['mean_gap']:+.3f} "
                       f"± {row['order_gap']['standard_error']:.3f} ({gaps}); {row['train_cpu_s']:.0f} CPU s, "
                       f"{row['train_wall_s']:.0f} s", flush=True)
+    if args.update_docs:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from results_doc import update
+
+        update("twin_pilot", table(records, args.source))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,33 @@
-# Claims C6-C9 (where absolute position comes from) in results/claims/position.json, then every claim
+# C3's competence precondition per twin; claims C6-C9 (where absolute position comes from) in
+# results/claims/position.json; then every claim
 # in results/claims.json: each decided from the metrics of the runs experiments.claims_settings and
 # experiments.position_claims_settings name, with the criteria of the pre-registration (config/claims.yaml).  The figures of C6-C9
 # read the first file, so a change to C1-C5 leaves them alone.
+
+
+# Whether a twin uses the order of its context, on held-out text: claim C3's competence precondition.
+rule competence:
+    input:
+        model="results/training/{twin}/model.safetensors",
+        valid=experiments.split_files(config)["valid"],
+    output:
+        "results/competence/{twin}.json",
+    log:
+        "results/logs/competence/{twin}.log",
+    benchmark:
+        "results/benchmarks/competence/{twin}.tsv"
+    priority: 20
+    conda:
+        HEAVY_ENV
+    threads: job_threads("twin_analysis")
+    resources:
+        **job_resources("twin_analysis"),
+    params:
+        code=step_code("competence"),
+        settings=settings(experiments.competence_settings),
+    shell:
+        "python -m behind_rope competence --settings {params.settings:q} --threads {threads}"
+        " --model-dir $(dirname {input.model}) --valid {input.valid} --output {output} > {log} 2>&1"
 
 
 rule position_claims:

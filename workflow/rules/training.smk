@@ -59,31 +59,6 @@ rule checkpoint_twin:
         " --output-dir $(dirname {output.model}) > {log} 2>&1"
 
 
-# Whether a twin uses the order of its context, on held-out text: claim C3's competence precondition.
-rule competence:
-    input:
-        model="results/training/{twin}/model.safetensors",
-        valid=experiments.split_files(config)["valid"],
-    output:
-        "results/competence/{twin}.json",
-    log:
-        "results/logs/competence/{twin}.log",
-    benchmark:
-        "results/benchmarks/competence/{twin}.tsv"
-    priority: 20
-    conda:
-        HEAVY_ENV
-    threads: job_threads("twin_analysis")
-    resources:
-        **job_resources("twin_analysis"),
-    params:
-        code=step_code("competence"),
-        settings=settings(experiments.competence_settings),
-    shell:
-        "python -m behind_rope competence --settings {params.settings:q} --threads {threads}"
-        " --model-dir $(dirname {input.model}) --valid {input.valid} --output {output} > {log} 2>&1"
-
-
 # Named targets, one per trained twin: `snakemake train_nope`.
 for _twin in TRAINED:
 

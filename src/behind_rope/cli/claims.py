@@ -1,12 +1,12 @@
-"""The steps of workflow/rules/claims.smk: C6-C8 (results/claims/position.json), then every claim
-(results/claims.json)."""
+"""The steps of workflow/rules/claims.smk: a twin's competence (C3's precondition), C6-C9
+(results/claims/position.json), then every claim (results/claims.json)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from behind_rope import atomic
-from behind_rope.cli.common import OUTPUT, SETTINGS, arg, step
+from behind_rope.cli.common import OUTPUT, SETTINGS, THREADS, arg, step
 
 METRICS = arg("--metrics", nargs="+", required=True, help="results/metrics/<source>/<run>.json files")
 
@@ -46,6 +46,26 @@ def position_claims(args) -> None:
                     lambda a, b: score_gap(declared(a), declared(b)))
     atomic.write_json(args.output, result)
     print("\n".join(summary_lines(result)))
+
+
+@step("competence", "whether one twin uses the order of its context (claim C3's competence precondition)", SETTINGS,
+      THREADS, arg("--model-dir", required=True, help="results/training/<twin>"), arg("--valid", required=True),
+      arg("--output", required=True))
+def competence(args) -> None:
+    import numpy as np
+    import torch
+
+    from behind_rope.twins.competence import order_gap
+    from behind_rope.twins.model import load_twin
+    from behind_rope.twins.vocabulary import remap
+
+    torch.set_num_threads(args.threads)
+    folder = Path(args.model_dir)
+    held_out = remap(np.load(args.valid)[: args.settings["sequences"]], np.load(folder / "vocabulary.npy"))
+    result = order_gap(load_twin(folder), held_out, args.settings["positions"], seed=args.settings["seed"])
+    atomic.write_json(args.output, result)
+    print(f"{folder.name}: order gap {result['mean_gap']:+.4f} ± {result['standard_error']:.4f} nats over "
+          f"{result['sequences']} held-out sequences")
 
 
 @step("claims", "decide claims C1-C5 and write every claim to results/claims.json", SETTINGS, OUTPUT, METRICS,

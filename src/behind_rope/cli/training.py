@@ -26,24 +26,3 @@ def train(args) -> None:
     print(f"{args.settings['twin']}: {summary['steps']} steps (at most {summary['max_steps']}); validation loss "
           f"{summary['validation_loss']:.3f} against unigram {summary['unigram_loss']:.3f}; "
           f"{summary['tokens_per_second'] or 0:.0f} tokens/s")
-
-
-@step("competence", "whether one twin uses the order of its context (claim C3's competence precondition)", SETTINGS,
-      THREADS, arg("--model-dir", required=True, help="results/training/<twin>"), arg("--valid", required=True),
-      arg("--output", required=True))
-def competence(args) -> None:
-    import numpy as np
-    import torch
-
-    from behind_rope import atomic
-    from behind_rope.twins.competence import order_gap
-    from behind_rope.twins.model import load_twin
-    from behind_rope.twins.vocabulary import remap
-
-    torch.set_num_threads(args.threads)
-    folder = Path(args.model_dir)
-    held_out = remap(np.load(args.valid)[: args.settings["sequences"]], np.load(folder / "vocabulary.npy"))
-    result = order_gap(load_twin(folder), held_out, args.settings["positions"], seed=args.settings["seed"])
-    atomic.write_json(args.output, result)
-    print(f"{folder.name}: order gap {result['mean_gap']:+.4f} ± {result['standard_error']:.4f} nats over "
-          f"{result['sequences']} held-out sequences")
