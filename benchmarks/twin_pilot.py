@@ -11,7 +11,15 @@ steps, so that a stop rule can be read off the curves.
     python benchmarks/twin_pilot.py --recipes small --positional nope rope --seeds 101 102 --out pilot.json
     python benchmarks/twin_pilot.py --out pilot.json --update-docs --recipes    # only the table, from pilot.json
 
-It reads the prepared corpus of this checkout (``snakemake prepare_corpus`` first).
+With ``--probe N ...`` it also sizes C3's probe on every kept NoPE twin instead of training: i.i.d. tokens of each
+size N go through the pipeline's own twin-inputs and scores steps, and only the probe's noise is read (the layer-2
+key slopes' half differences: pooled as C3's power precondition pools them, and their median), with the power that
+pooled noise gives a twin at the amplification bound.  No C3 statistic (locality, key slope) is computed.
+
+    python benchmarks/twin_pilot.py --recipes --probe 1024 12288 --keep kept --out pilot.json
+
+It reads the prepared corpus of this checkout (``snakemake prepare_corpus`` first), and ``--probe`` the bound slope
+from its results/claims.json.
 """
 
 from __future__ import annotations
@@ -82,6 +90,49 @@ def pilot(name: str, recipe: dict, positional: str, seed: int, train_raw, valid_
             "curve": [(h["step"], h["valid_loss"]) for h in history if "valid_loss" in h]}
 
 
+def probe_noise(twin: Path, sequences: int, config: dict, folder: Path) -> dict:
+    """The layer-2 probe noise of one kept twin at one probe size, through the pipeline's steps."""
+    import subprocess
+
+    from behind_rope import atomic
+    from behind_rope.claims.power import locality_power, sequences_for_power
+    from behind_rope.experiments import score_settings, twin_input_settings
+    from behind_rope.maths.metrics import key_slopes
+
+    folder.mkdir(parents=True, exist_ok=True)
+    files = split_files(config)
+    run = [sys.executable, "-m", "behind_rope"]
+    subprocess.run([*run, "twin-inputs", "--settings", json.dumps(twin_input_settings(config) | {"sequences": sequences}),
+                    "--vocabulary", str(twin / "vocabulary.npy"), "--valid", str(ROOT / files["valid"]), "--train",
+                    str(ROOT / files["train"]), "--output-dir", str(folder)], check=True, capture_output=True)
+    settings = score_settings(config, "nope", "random", "causal") | {"source": {"twin": str(twin)}}
+    subprocess.run([*run, "scores", "--settings", json.dumps(settings), "--threads", "1", "--tokens",
+                    str(folder / "random.npy"), "--output", str(folder / "scores.npz")], check=True, capture_output=True)
+    scores = atomic.read_npz(folder / "scores.npz")
+    layer = list(scores["layers"]).index(2)
+    half = (key_slopes(scores["half_a"][layer]) - key_slopes(scores["half_b"][layer])) / 2
+    pooled = float(np.sqrt(np.mean(half**2)))
+    c3 = json.loads((ROOT / "results" / "claims.json").read_text())["C3"]
+    bound, rows = c3["measured"]["probe_power"]["bound_slope"], config["twin_analysis"]["seq_len"] - 2
+    min_locality, min_power = c3["measured"]["probe"]["statistics"]["locality_layer_2"]["threshold"], 0.8
+    return {"twin": twin.name, "sequences": sequences, "pooled_noise": pooled, "median_noise": float(np.median(np.abs(half))),
+            "noisiest_rows": [int(r) + 2 for r in np.argsort(-np.abs(half))[:4]],
+            "power": locality_power(bound, pooled, rows, min_locality),
+            "sequences_for_power": sequences_for_power(sequences, bound, pooled, rows, min_locality, min_power)}
+
+
+def probe_table(probes: list[dict]) -> str:
+    rows = ["", "", "C3's probe on the kept NoPE twins (layer 2; noise of a row's key slope from the halves, pooled as the "
+            "power precondition pools it and as a median; the power at the bound by the pooled noise, and the size "
+            "that noise predicts for 0.8):", "",
+            "| twin | probe sequences | pooled noise | median noise | noisiest rows (query) | power | predicted size for power |",
+            "|---|---|---|---|---|---|---|"]
+    for row in probes:
+        rows.append(f"| {row['twin']} | {row['sequences']:,} | {row['pooled_noise']:.4f} | {row['median_noise']:.5f} | "
+                    f"{', '.join(map(str, row['noisiest_rows']))} | {row['power']:.4f} | {row['sequences_for_power'] or 'none'} |")
+    return "\n".join(rows)
+
+
 def table(records: list[dict], source: str) -> str:
     """The docs table of the pilot's runs, one row per recipe, twin and seed."""
     rows = [f"_Written by `python benchmarks/twin_pilot.py --update-docs` from {source}._", "",
@@ -109,20 +160,30 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="JSON file: one record per run, appended as they end")
     parser.add_argument("--keep", type=Path, help="a folder to keep each trained twin in (weights and vocabulary)")
     parser.add_argument("--update-docs", action="store_true", help="rewrite the twin_pilot table of docs/results.md")
+    parser.add_argument("--probe", nargs="+", type=int, default=[], help="probe sizes to measure on every kept NoPE twin")
     parser.add_argument("--source", default="the runs of this checkout's pilot", help="where the runs were made, for the table")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     config = load()
     files = split_files(config)
     train_raw, valid_raw = (np.load(ROOT / files[split]) for split in ("train", "valid"))
-    records = json.loads(args.out.read_text()) if args.out.is_file() else []
+    kept = json.loads(args.out.read_text()) if args.out.is_file() else []
+    records = [row for row in kept if "recipe" in row]
+    probes = [row for row in kept if "pooled_noise" in row]
+    for twin in sorted(args.keep.glob("*_nope_*")) if args.probe and args.keep else []:
+        for sequences in args.probe:
+            row = probe_noise(twin, sequences, config, Path(tempfile.mkdtemp(prefix="twin_pilot_probe_")))
+            probes.append(row)
+            args.out.write_text(json.dumps(records + probes, indent=1) + "\n")
+            print(f"probe {twin.name} at {sequences:,} sequences: pooled noise {row['pooled_noise']:.4f}, median "
+                  f"{row['median_noise']:.5f}, power {row['power']:.4f}", flush=True)
     for name in args.recipes:
         for positional in args.positional:
             for seed in args.seeds:
                 row = pilot(name, RECIPES[name], positional, seed, train_raw, valid_raw, config["data"]["seq_len"],
                             args.every, args.order_sequences, args.keep)
                 records.append(row)
-                args.out.write_text(json.dumps(records, indent=1) + "\n")
+                args.out.write_text(json.dumps(records + probes, indent=1) + "\n")
                 gaps = ", ".join(f"{p}: {v['gap']:+.3f}" for p, v in row["order_gap"]["positions"].items())
                 print(f"{name:18} {positional} seed {seed}: held-out {row['validation_loss']:.3f} / unigram "
                       f"{row['unigram_loss']:.3f}; order gap {row['order_gap']['mean_gap']:+.3f} "
@@ -132,7 +193,7 @@ def main() -> None:
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from results_doc import update
 
-        update("twin_pilot", table(records, args.source))
+        update("twin_pilot", table(records, args.source) + (probe_table(probes) if probes else ""))
 
 
 if __name__ == "__main__":

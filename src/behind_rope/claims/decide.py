@@ -144,7 +144,8 @@ def c3_preconditions(seeds: dict, rope_twin: str, rope_order: dict, min_order_ga
     above = ", ".join(f"{seed['competence']['loss_above_rope']:+.3f}" for seed in seeds.values())
     needed = [entry["sequences_for_power"] for entry in weak.values()]
     size = "no probe size (a seed's bound slope is not positive)" if None in needed else (
-        f"a probe of {max(needed, default=0):,} i.i.d. sequences (twin_analysis.sequences)")
+        f"a probe of about {max(needed, default=0):,} i.i.d. sequences (twin_analysis.sequences), were its noise "
+        "to fall as one over the root of the sequences")
     return {
         "competence": precondition(
             not incompetent and rope_order["passed"],
