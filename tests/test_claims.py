@@ -65,7 +65,7 @@ PANELS = {letter: {"locality": {"at_least": 0.9}} for letter in "fhi"} | {"g": {
 C3 = dict(twin="nope", probe="random_causal", simulation_variants=["sim_a", "sim_b"], rope_twin="rope",
           no_mask_probe="random_noncausal", untrained="untrained", min_seeds=5, confidence=0.95, min_seeds_passing=4,
           min_gain_over_unigram=0.3, locality_layers=[2, 3], min_locality=0.9, amplification_layer=2,
-          min_amplification=1.0, panels=PANELS, order_positions=[16, 32], order_sequences=1024, min_order_gap=0.05,
+          min_amplification=1.0, panels=PANELS, order_positions=[16, 32], order_sequences=1024, min_order_gap=0.05, order_confidence=0.95,
           max_loss_above_rope=0.1, min_power=0.8, probe_sequences=1024, probe_rows=48)
 USES_ORDER = {"mean_gap": 0.2, "standard_error": 0.01}
 

@@ -50,14 +50,14 @@ def test_the_shuffle_keeps_the_current_token_and_the_bag_of_earlier_ones():
 def test_a_model_that_reads_word_order_shows_a_gap_that_clears_the_bound():
     gap = order_gap(ReadsTwoBack(), _held_out(), POSITIONS)
     assert gap["mean_gap"] > 1 and all(row["gap"] > 1 for row in gap["positions"].values())
-    assert uses_order({"order_gap": gap}, min_order_gap=0.05)["passed"]
+    assert uses_order({"order_gap": gap}, min_order_gap=0.05, confidence=0.95)["passed"]
 
 
 @pytest.mark.parametrize("kind", ["bigram", "bag_of_words"])
 def test_a_bigram_or_bag_of_words_twin_fails_competence(kind):
     gap = order_gap(_twin_that_cannot_read_order(kind), _held_out(), POSITIONS)
     assert abs(gap["mean_gap"]) < 1e-5
-    assert not uses_order({"order_gap": gap}, min_order_gap=0.05)["passed"]
+    assert not uses_order({"order_gap": gap}, min_order_gap=0.05, confidence=0.95)["passed"]
 
 
 def test_an_order_position_without_a_next_token_is_refused():

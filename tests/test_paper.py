@@ -197,14 +197,19 @@ def test_the_position_sentences_follow_the_verdicts():
     assert r"\texttt{x} &  &  &  & 1.00 & 0\,\% & exploratory" in table  # C7's other model: exploratory
 
 
-def test_the_c3_power_sentence_says_whether_locality_could_reach_its_bound():
+def test_the_c3_power_sentence_says_whether_the_probe_has_the_power_its_precondition_asks():
     from behind_rope.paper.c3 import _power_sentence
 
-    weak = _power_sentence({"layer": 2, "locality_at_bound": {"a": 0.54, "b": 0.74}}, 0.9)
-    assert weak.startswith("At the probe's size a locality FAIL cannot tell an absent pattern from a weak one")
-    assert "only 0.54 to 0.74, below the bound of 0.90" in weak
-    strong = _power_sentence({"layer": 2, "locality_at_bound": {"a": 0.95, "b": 0.7}}, 0.9)
-    assert "a locality of 0.70 to 0.95, reaching the bound of 0.90 for 1 of the 2 seeds" in strong
+    def power(*values, needed=20000):
+        return {"layer": 2, "power": {name: {"power": value, "sequences": 1024, "sequences_for_power": needed}
+                                      for name, value in zip("ab"[: len(values)], values, strict=True)}}
+
+    weak = _power_sentence(power(0.01, 0.9), 0.9, 0.8)
+    assert "with a probability of 0.01 to 0.90 at the probe's 1,024 sequences" in weak
+    assert weak.endswith("below 0.80 for 1 of the 2 seeds (about 20,000 sequences would).")
+    assert _power_sentence(power(0.01, needed=None), 0.9, 0.8).endswith("(no size would do).")
+    strong = _power_sentence(power(0.85, 0.95), 0.9, 0.8)
+    assert strong.endswith("the probe has the power the precondition asks (0.80 or more).")
 
 
 def test_a_failing_c6_model_is_told_which_condition_its_heads_miss():
@@ -287,7 +292,7 @@ def test_the_pdf_holds_every_figure_and_the_claims(smoke_run):
     text = pdf_text(pdf)
     claims = json.loads((smoke_run / "results" / "claims.json").read_text())
     for name, claim in claims.items():
-        assert re.search(rf"^\s*{name}\s.*\b{'PASS' if claim['passed'] else 'FAIL'}\b", text, flags=re.MULTILINE), name
+        assert re.search(rf"^\s*{name}\s.*\b{claim['outcome']}\b", text, flags=re.MULTILINE), name
     assert "Built at the smoke scale" in text
     assert "??" not in text  # every reference resolved, the per-model figures' generated ones too
     assert (smoke_run / "results" / "logs" / "paper" / "latexmk.log").read_text().count("Output written on") >= 1

@@ -13,7 +13,6 @@ from behind_rope.claims import llm as llm_claims
 from behind_rope.claims.outcome import precondition, settle
 
 LayerCheck = Callable[[dict], bool]
-NORMAL_95 = 1.959963984540054  # the two-sided 95 % point of the normal distribution
 
 
 def claim_c1(derivation: dict, monte_carlo: list[dict], monte_carlo_dim: int, min_samples: int, tolerance: float) -> dict:
@@ -115,27 +114,30 @@ def _sanity(training: dict, min_gain: float) -> dict:
         "validation_loss": training["validation_loss"], "unigram_loss": training["unigram_loss"]}
 
 
-def uses_order(training: dict, min_order_gap: float) -> dict:
-    """Whether a twin uses the order of its context: the lower end of the 95 % interval of its order gap (over
-    held-out sequences; behind_rope.twins.competence) clears ``min_order_gap``."""
+def uses_order(training: dict, min_order_gap: float, confidence: float) -> dict:
+    """Whether a twin uses the order of its context: the lower end of the two-sided ``confidence`` normal interval
+    of its order gap (over held-out sequences; behind_rope.twins.competence) clears ``min_order_gap``."""
+    from statistics import NormalDist
+
     gap = training["order_gap"]
-    low = gap["mean_gap"] - NORMAL_95 * gap["standard_error"]
+    low = gap["mean_gap"] - NormalDist().inv_cdf(0.5 + confidence / 2) * gap["standard_error"]
     return {"order_gap": gap["mean_gap"], "standard_error": gap["standard_error"], "interval_low": low,
             "min_order_gap": min_order_gap, "passed": bool(low >= min_order_gap)}
 
 
-def competence(training: dict, rope_training: dict, min_order_gap: float, max_loss_above_rope: float) -> dict:
+def competence(training: dict, rope_training: dict, min_order_gap: float, confidence: float,
+               max_loss_above_rope: float) -> dict:
     """One NoPE seed's competence: it uses word order, and its held-out loss is within ``max_loss_above_rope``
     nats of the RoPE twin trained the same way."""
     above = training["validation_loss"] - rope_training["validation_loss"]
-    order = uses_order(training, min_order_gap)
+    order = uses_order(training, min_order_gap, confidence)
     return {"uses_order": order, "loss_above_rope": above, "max_loss_above_rope": max_loss_above_rope,
             "close_to_rope": bool(above <= max_loss_above_rope),
             "passed": bool(order["passed"] and above <= max_loss_above_rope)}
 
 
-def c3_preconditions(seeds: dict, rope_twin: str, rope_order: dict, min_order_gap: float, max_loss_above_rope: float,
-                     min_power: float, order_sequences: int) -> dict:
+def c3_preconditions(seeds: dict, rope_twin: str, rope_order: dict, min_order_gap: float, order_confidence: float,
+                     max_loss_above_rope: float, min_power: float, order_sequences: int) -> dict:
     """C3's preconditions, decided before its statistics are read: every deciding seed is competent (and the
     RoPE twin, the order test's positive case, uses order), and the probe has the power to see the bound."""
     incompetent = [name for name, seed in seeds.items() if not seed["competence"]["passed"]]
@@ -149,7 +151,8 @@ def c3_preconditions(seeds: dict, rope_twin: str, rope_order: dict, min_order_ga
     return {
         "competence": precondition(
             not incompetent and rope_order["passed"],
-            f"every NoPE seed's order gap (in held-out nats, over {order_sequences} sequences; lower 95 % end >= "
+            f"every NoPE seed's order gap (in held-out nats, over {order_sequences} sequences; lower "
+            f"{order_confidence:.0%} end >= "
             f"{min_order_gap}): {gaps}; its held-out loss above the RoPE twin's (<= {max_loss_above_rope}): {above}; the "
             f"RoPE twin's order gap {rope_order['order_gap']:+.3f}" + (f"; not competent: {', '.join(incompetent)}"
                                                                         if incompetent else ""),
@@ -169,7 +172,8 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
              probe: str, simulation_variants, rope_twin: str, no_mask_probe: str, untrained: str, min_seeds: int,
              confidence: float, min_seeds_passing: int, min_gain_over_unigram: float, locality_layers,
              min_locality: float, amplification_layer: int, min_amplification: float, panels: dict,
-             order_positions, order_sequences: int, min_order_gap: float, max_loss_above_rope: float,
+             order_positions, order_sequences: int, min_order_gap: float, order_confidence: float,
+             max_loss_above_rope: float,
              min_power: float, probe_sequences: int, probe_rows: int, **recorded) -> dict:
     """Trained NoPE twin, over its seeds: the mask makes it favour nearby keys, more strongly than the
     parameter-free simulation does (behind_rope.claims.seeds has the rule; config/claims.yaml the constants).
@@ -223,7 +227,8 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
                        "steps": training[name]["steps"], "stopped_early": training[name].get("stopped_early"),
                        "cpu_capability": training[name].get("cpu_capability"), "dtype": training[name].get("dtype"),
                        "locality_at_bound": locality_at_bound(roles["probe"]),
-                       "competence": competence(training[name], training[rope_twin], min_order_gap, max_loss_above_rope),
+                       "competence": competence(training[name], training[rope_twin], min_order_gap, order_confidence,
+                                                max_loss_above_rope),
                        "power": power(roles["probe"])}
     untrained_seeds = {name: {role: statistics(run) for role, run in roles.items()} for name, roles in runs["untrained"].items()}
     for name, stats in untrained_seeds.items():
@@ -252,9 +257,9 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
         "no_mask_probe_fails": not controls["no_mask_probe"]["passed"],
         "untrained_twin_fails": not controls["untrained"]["passed"],
     }
-    rope_order = uses_order(training[rope_twin], min_order_gap)
-    preconditions = c3_preconditions(seeds, rope_twin, rope_order, min_order_gap, max_loss_above_rope, min_power,
-                                     order_sequences)
+    rope_order = uses_order(training[rope_twin], min_order_gap, order_confidence)
+    preconditions = c3_preconditions(seeds, rope_twin, rope_order, min_order_gap, order_confidence, max_loss_above_rope,
+                                     min_power, order_sequences)
     layers = ", ".join(map(str, locality_layers))
     first_seed, first_untrained = next(iter(runs["seeds"])), next(iter(runs["untrained"]))
     shown = {**runs["seeds"][first_seed], **{f"untrained_{role}": run for role, run in runs["untrained"][first_untrained].items()}}

@@ -142,7 +142,7 @@ def c3_values(claim: dict, args: dict, settings: dict) -> dict[str, str]:
         "c3.competence": _competence_sentence(claim, args),
         "c3.min_order_gap": number(args["min_order_gap"]), "c3.max_loss_above_rope": number(args["max_loss_above_rope"]),
         "c3.order_positions": listing(args["order_positions"]), "c3.order_sequences": f"{args['order_sequences']:,}",
-        "c3.min_power": number(args["min_power"]),
+        "c3.min_power": number(args["min_power"]), "c3.order_confidence": percent(args["order_confidence"]),
         "c3.panels_passed": str(len(holding)), "c3.panels_total": str(len(panels)),
         "c3.panels_holding": listing(holding) if holding else "none",
         "c3.text_layers": layers, "c3.text_locality": text_means("text"),
