@@ -206,7 +206,7 @@ def test_the_c3_power_sentence_says_whether_the_probe_has_the_power_its_precondi
 
     weak = _power_sentence(power(0.01, 0.9), 0.9, 0.8)
     assert "with a probability of 0.01 to 0.90 at the probe's 1,024 sequences" in weak
-    assert weak.endswith("below 0.80 for 1 of the 2 seeds (about 20,000 sequences would).")
+    assert "below 0.80 for 1 of the 2 seeds (about 20,000 sequences would, were that noise" in weak
     assert _power_sentence(power(0.01, needed=None), 0.9, 0.8).endswith("(no size would do).")
     strong = _power_sentence(power(0.85, 0.95), 0.9, 0.8)
     assert strong.endswith("the probe has the power the precondition asks (0.80 or more).")

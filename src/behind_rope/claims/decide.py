@@ -122,7 +122,7 @@ def uses_order(training: dict, min_order_gap: float, confidence: float) -> dict:
     gap = training["order_gap"]
     low = gap["mean_gap"] - NormalDist().inv_cdf(0.5 + confidence / 2) * gap["standard_error"]
     return {"order_gap": gap["mean_gap"], "standard_error": gap["standard_error"], "interval_low": low,
-            "min_order_gap": min_order_gap, "passed": bool(low >= min_order_gap)}
+            "confidence": confidence, "min_order_gap": min_order_gap, "passed": bool(low >= min_order_gap)}
 
 
 def competence(training: dict, rope_training: dict, min_order_gap: float, confidence: float,

@@ -18,11 +18,12 @@ def c3_detail_lines(claim: dict) -> list[str]:
         if "competence" in seed:
             competence, power, order = seed["competence"], seed["power"], seed["competence"]["uses_order"]
             lines.append(f"    competence {'met' if competence['passed'] else 'NOT MET'}: order gap "
-                         f"{order['order_gap']:+.3f} ± {order['standard_error']:.3f} nats (lower 95 % end "
+                         f"{order['order_gap']:+.3f} ± {order['standard_error']:.3f} nats (lower {order['confidence']:.0%} end "
                          f"{order['interval_low']:+.3f}, bound {order['min_order_gap']}), held-out loss "
                          f"{competence['loss_above_rope']:+.3f} above the RoPE twin's (bound {competence['max_loss_above_rope']}); "
                          f"power {power['power']:.2f} at {power['sequences']:,} probe sequences"
-                         + (f" (the power bound needs {power['sequences_for_power']:,})" if power["sequences_for_power"] else ""))
+                         + (f" (the power bound needs {power['sequences_for_power']:,} if its noise is sampling noise)"
+                            if power["sequences_for_power"] else ""))
     lines += [f"{name} over seeds: {describe(rule)}" for name, rule in measured["probe"]["statistics"].items()]
     for control, result in measured["controls"].items():
         verdict = "FAIL, as it must" if not result["passed"] else "PASS (a control that passes fails the claim)"

@@ -184,7 +184,8 @@ def _power_sentence(power: dict, bound_locality: float, min_power: float) -> str
              f"{sequences:,} sequences, by each seed's sampling noise")
     if weak:
         needed = [entry["sequences_for_power"] for entry in power["power"].values() if entry["power"] < min_power]
-        size = ("no size would do" if None in needed else f"about {max(needed):,} sequences would")
+        size = ("no size would do" if None in needed else
+                f"about {max(needed):,} sequences would, were that noise to fall as one over the root of their number")
         return f"{would}: below {number(min_power)} for {weak} of the {len(powers)} seeds ({size})."
     return f"{would}: the probe has the power the precondition asks ({number(min_power)} or more)."
 
