@@ -24,6 +24,7 @@ import numpy as np
 from behind_rope import atomic
 from behind_rope.data.fetch import FetchError
 from behind_rope.maths.rope_base import ROPE_THETA
+from behind_rope.twins.model import TwinSize, twin_config
 
 WEIGHTS = "model.safetensors"
 
@@ -34,36 +35,22 @@ class CheckpointError(FetchError):
 
 def nope_config(llama):
     """The SmolLM3 config of a Llama config (``transformers.LlamaConfig``) with the rotary embedding off in every layer."""
-    from transformers import SmolLM3Config
-
     if llama.model_type != "llama":
         raise CheckpointError(f"The checkpoint has architecture {llama.model_type!r}; only a Llama decoder trained "
                               "without RoPE can be read as a NoPE twin.")
     head_dim = getattr(llama, "head_dim", None) or llama.hidden_size // llama.num_attention_heads
     theta = (getattr(llama, "rope_parameters", None) or {}).get("rope_theta", ROPE_THETA)  # unused: no layer rotates
-    return SmolLM3Config(
-        vocab_size=llama.vocab_size,
-        hidden_size=llama.hidden_size,
-        intermediate_size=llama.intermediate_size,
-        num_hidden_layers=llama.num_hidden_layers,
-        num_attention_heads=llama.num_attention_heads,
-        num_key_value_heads=llama.num_key_value_heads,
-        head_dim=head_dim,
-        hidden_act=llama.hidden_act,
-        max_position_embeddings=llama.max_position_embeddings,
-        initializer_range=llama.initializer_range,
-        rms_norm_eps=llama.rms_norm_eps,
-        attention_bias=llama.attention_bias,
-        mlp_bias=llama.mlp_bias,
-        rope_parameters={"rope_type": "default", "rope_theta": float(theta)},
-        no_rope_layers=[0] * llama.num_hidden_layers,
-        use_sliding_window=False,
-        tie_word_embeddings=llama.tie_word_embeddings,
-        pad_token_id=llama.pad_token_id,
-        bos_token_id=llama.bos_token_id,
-        eos_token_id=llama.eos_token_id,
-        attn_implementation="sdpa",
-    )
+    size = TwinSize(vocab_size=llama.vocab_size, hidden_size=llama.hidden_size, layers=llama.num_hidden_layers,
+                    heads=llama.num_attention_heads, kv_heads=llama.num_key_value_heads, head_dim=head_dim,
+                    intermediate_size=llama.intermediate_size, max_positions=llama.max_position_embeddings,
+                    rope_theta=float(theta))
+    config = twin_config(size, "nope")
+    # What a twin leaves at SmolLM3's defaults, the checkpoint may set otherwise.
+    for key in ("hidden_act", "initializer_range", "rms_norm_eps", "attention_bias", "mlp_bias", "tie_word_embeddings",
+                "pad_token_id", "bos_token_id", "eos_token_id"):
+        setattr(config, key, getattr(llama, key))
+    config.use_sliding_window = False
+    return config
 
 
 def weight_files(folder: Path) -> list[Path]:
