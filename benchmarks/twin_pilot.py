@@ -13,8 +13,8 @@ steps, so that a stop rule can be read off the curves.
 
 With ``--probe N ...`` it also sizes C3's probe on every kept NoPE twin instead of training: i.i.d. tokens of each
 size N go through the pipeline's own twin-inputs and scores steps, and only the probe's noise is read (the layer-2
-key slopes' half differences: pooled as C3's power precondition pools them, and their median), with the power that
-pooled noise gives a twin at the amplification bound.  No C3 statistic (locality, key slope) is computed.
+key slopes' half differences, row by row as C3's power precondition reads them), with the power that noise gives
+a twin at the amplification bound.  No C3 statistic (locality, key slope) is computed.
 
     python benchmarks/twin_pilot.py --recipes --probe 1024 12288 --keep kept --out pilot.json
 
@@ -91,41 +91,44 @@ def pilot(name: str, recipe: dict, positional: str, seed: int, train_raw, valid_
 
 
 def probe_noise(twin: Path, sequences: int, config: dict, folder: Path) -> dict:
-    """The layer-2 probe noise of one kept twin at one probe size, through the pipeline's steps."""
+    """The layer-2 probe noise of one kept twin at one probe size, through the pipeline's steps, and the power it
+    gives a twin at the bound by C3's power precondition (behind_rope.claims.power)."""
     import subprocess
 
     from behind_rope import atomic
-    from behind_rope.claims.power import locality_power, sequences_for_power
+    from behind_rope.claims.power import locality_power, row_noises, sequences_for_power
     from behind_rope.experiments import score_settings, twin_input_settings
-    from behind_rope.maths.metrics import key_slopes
+    from behind_rope.maths.metrics import key_slope_half_differences
 
     folder.mkdir(parents=True, exist_ok=True)
     files = split_files(config)
     run = [sys.executable, "-m", "behind_rope"]
-    subprocess.run([*run, "twin-inputs", "--settings", json.dumps(twin_input_settings(config) | {"sequences": sequences}),
-                    "--vocabulary", str(twin / "vocabulary.npy"), "--valid", str(ROOT / files["valid"]), "--train",
-                    str(ROOT / files["train"]), "--output-dir", str(folder)], check=True, capture_output=True)
+    inputs = twin_input_settings(config) | {"probe_sequences": sequences}
+    subprocess.run([*run, "twin-inputs", "--settings", json.dumps(inputs), "--vocabulary", str(twin / "vocabulary.npy"),
+                    "--valid", str(ROOT / files["valid"]), "--train", str(ROOT / files["train"]), "--output-dir",
+                    str(folder)], check=True, capture_output=True)
     settings = score_settings(config, "nope", "random", "causal") | {"source": {"twin": str(twin)}}
     subprocess.run([*run, "scores", "--settings", json.dumps(settings), "--threads", "1", "--tokens",
                     str(folder / "random.npy"), "--output", str(folder / "scores.npz")], check=True, capture_output=True)
     scores = atomic.read_npz(folder / "scores.npz")
     layer = list(scores["layers"]).index(2)
-    half = (key_slopes(scores["half_a"][layer]) - key_slopes(scores["half_b"][layer])) / 2
-    pooled = float(np.sqrt(np.mean(half**2)))
+    half = np.array(key_slope_half_differences(scores["half_a"][layer], scores["half_b"][layer]))
     c3 = json.loads((ROOT / "results" / "claims.json").read_text())["C3"]
-    bound, rows = c3["measured"]["probe_power"]["bound_slope"], config["twin_analysis"]["seq_len"] - 2
-    min_locality, min_power = c3["measured"]["probe"]["statistics"]["locality_layer_2"]["threshold"], 0.8
-    return {"twin": twin.name, "sequences": sequences, "pooled_noise": pooled, "median_noise": float(np.median(np.abs(half))),
-            "noisiest_rows": [int(r) + 2 for r in np.argsort(-np.abs(half))[:4]],
-            "power": locality_power(bound, pooled, rows, min_locality),
-            "sequences_for_power": sequences_for_power(sequences, bound, pooled, rows, min_locality, min_power)}
+    preconditions = config["claims"]["C3"]["preconditions"]
+    bound, min_power = c3["measured"]["probe_power"]["bound_slope"], preconditions["min_power"]
+    min_locality = config["claims"]["C3"]["criteria"]["min_locality"]
+    noises = row_noises(half.tolist(), preconditions["row_noise_window"])
+    return {"twin": twin.name, "sequences": sequences, "pooled_noise": float(np.sqrt(np.mean(half**2))),
+            "median_noise": float(np.median(noises)), "noisiest_rows": [int(r) + 2 for r in np.argsort(-np.abs(half))[:4]],
+            "power": locality_power(bound, noises, min_locality),
+            "sequences_for_power": sequences_for_power(sequences, bound, noises, min_locality, min_power)}
 
 
 def probe_table(probes: list[dict]) -> str:
-    rows = ["", "", "C3's probe on the kept NoPE twins (layer 2; noise of a row's key slope from the halves, pooled as the "
-            "power precondition pools it and as a median; the power at the bound by the pooled noise, and the size "
-            "that noise predicts for 0.8):", "",
-            "| twin | probe sequences | pooled noise | median noise | noisiest rows (query) | power | predicted size for power |",
+    rows = ["", "", "C3's probe on the kept NoPE twins (layer 2; each row's key-slope noise from the halves, as C3's power "
+            "precondition measures it, row by row: pooled over the rows and the median row; the power at the bound, and "
+            "the size that noise predicts for the power the precondition asks):", "",
+            "| twin | probe sequences | pooled noise | median row noise | noisiest rows (query) | power | predicted size for power |",
             "|---|---|---|---|---|---|---|"]
     for row in probes:
         rows.append(f"| {row['twin']} | {row['sequences']:,} | {row['pooled_noise']:.4f} | {row['median_noise']:.5f} | "

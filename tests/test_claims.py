@@ -49,9 +49,15 @@ def test_c4_records_layer_2_beside_the_deciding_range():
     assert claim["measured"]["from_layer_2"]["measured"]["runs"]["run"]["layers"]["2"]["start_deficit"] == 0.0016
 
 
-def _twin(locality=1.0, key_slope=0.02, layer_3=None, key_slope_noise=0.001):
+def _twin(locality=1.0, key_slope=0.02, layer_3=None, key_slope_noise=0.001, early_noise=None):
+    """A twin's metrics; its 48 query rows' half differences alternate in sign with the spread ``key_slope_noise``
+    (the first four rows ``early_noise`` when given)."""
+    differences = [key_slope_noise * (-1) ** row for row in range(48)]
+    if early_noise is not None:
+        differences[:4] = [early_noise * (-1) ** row for row in range(4)]
     return {"layers": [{"layer": k, "locality": (layer_3 if k == 3 and layer_3 is not None else locality) if k > 1 else 0.5,
-                        "key_slope": key_slope, "key_slope_noise": key_slope_noise, "split_half_reliability": 0.5,
+                        "key_slope": key_slope, "key_slope_noise": key_slope_noise,
+                        "key_slope_half_differences": differences, "split_half_reliability": 0.5,
                         "start_deficit": -0.05, "nonrelative_index": 0.8} for k in (1, 2, 3, 4)]}
 
 
@@ -66,7 +72,7 @@ C3 = dict(twin="nope", probe="random_causal", simulation_variants=["sim_a", "sim
           no_mask_probe="random_noncausal", untrained="untrained", min_seeds=5, confidence=0.95, min_seeds_passing=4,
           min_gain_over_unigram=0.3, locality_layers=[2, 3], min_locality=0.9, amplification_layer=2,
           min_amplification=1.0, panels=PANELS, order_positions=[16, 32], order_sequences=1024, min_order_gap=0.05, order_confidence=0.95,
-          max_loss_above_rope=0.1, min_power=0.8, probe_sequences=1024, probe_rows=48)
+          max_loss_above_rope=0.1, min_power=0.8, row_noise_window=5, probe_sequences=1024)
 USES_ORDER = {"mean_gap": 0.2, "standard_error": 0.01}
 
 
@@ -184,10 +190,10 @@ def test_a_probe_without_the_power_to_see_the_bound_leaves_c3_undecided_and_says
 def test_the_power_of_a_probe_of_64_sequences_is_too_low_for_the_bound_that_2048_resolve():
     """Score rows of a pattern with exactly the bound's key slope in every row, plus per-sequence noise: the power
     computed from the probe's halves falls short at 64 sequences and holds at 2,048."""
-    from behind_rope.claims.power import locality_power
-    from behind_rope.maths.metrics import key_slope_noise
+    from behind_rope.claims.power import locality_power, row_noises
+    from behind_rope.maths.metrics import key_slope_half_differences
 
-    rng, seq_len, slope, spread = np.random.default_rng(0), 50, 0.01, 0.6
+    rng, seq_len, slope, spread = np.random.default_rng(0), 50, 0.01, 1.5
     keys = np.arange(seq_len, dtype=float)
 
     def halves(sequences):
@@ -195,8 +201,35 @@ def test_the_power_of_a_probe_of_64_sequences_is_too_low_for_the_bound_that_2048
         scores = slope * keys[None, None, :] + noise
         return scores[: sequences // 2].mean(0), scores[sequences // 2 :].mean(0)
 
-    powers = {n: locality_power(slope, key_slope_noise(*halves(n)), seq_len - 2, 0.9) for n in (64, 2048)}
+    powers = {n: locality_power(slope, row_noises(key_slope_half_differences(*halves(n)), 5), 0.9) for n in (64, 2048)}
     assert powers[64] < 0.8 <= powers[2048], powers
+
+
+def test_the_power_is_read_row_by_row_so_a_few_noisy_early_rows_cannot_speak_for_the_rest():
+    """Four early rows with a hundred times the others' noise: they are coin flips, which the check's four spare
+    rows (44 of 48 must be positive) absorb, so the probe has the power; pooled over the rows, their noise would
+    have said it had none.  Were every row that noisy, it would not."""
+    from behind_rope.claims.power import locality_power, row_noises
+
+    early = settle(_c3(_seeds(**{seed: _twin(key_slope_noise=0.001, early_noise=0.1) for seed in SEEDS})))
+    power = early["measured"]["seeds"]["nope"]["power"]
+    assert early["preconditions"]["power"]["passed"] and power["power"] > 0.8
+    assert power["largest_row_noise"] > 0.05 > 0.002 > power["median_row_noise"]
+    pooled = (4 * 0.1**2 + 44 * 0.001**2) / 48
+    assert locality_power(0.009, [pooled**0.5] * 48, 0.9) < 0.01
+    assert not settle(_c3(_seeds(**{seed: _twin(key_slope_noise=0.1) for seed in SEEDS})))["preconditions"]["power"]["passed"]
+    assert row_noises([3.0, -3.0, 3.0], 1) == [3.0, 3.0, 3.0] and row_noises([0.0, 0.0, 3.0], 3) == pytest.approx([0.0, 3.0 / 3**0.5, 3.0 / 2**0.5])
+
+
+def test_the_row_by_row_pass_probability_is_the_binomial_tail_when_every_row_is_alike():
+    import math
+
+    from behind_rope.claims.power import pass_probability
+
+    binomial = sum(math.comb(48, k) * 0.95**k * 0.05 ** (48 - k) for k in range(44, 49))
+    assert pass_probability([0.95] * 48, 0.9) == pytest.approx(binomial)
+    assert pass_probability([1.0] * 44 + [0.0] * 4, 0.9) == pytest.approx(1.0)
+    assert pass_probability([1.0] * 43 + [0.0] * 5, 0.9) == pytest.approx(0.0)
 
 
 def test_figure_3_panels_are_recorded_with_a_verdict_each_and_do_not_decide_c3():

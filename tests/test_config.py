@@ -189,7 +189,10 @@ def test_data_and_training_settings_are_checked():
 
 
 def test_a_twin_with_seeds_becomes_one_twin_per_seed():
-    twins = validate(copy.deepcopy(load()))["training"]["twins"]
+    config = copy.deepcopy(load())
+    for twin in ("nope", "nope_untrained"):
+        config["training"]["twins"][twin]["seeds"] = [0, 1, 2, 3, 4]
+    twins = validate(config)["training"]["twins"]
     assert [name for name in twins if name.startswith("nope_seed")] == [f"nope_seed{k}" for k in (1, 2, 3, 4)]
     assert twins["nope"]["seed"] == 0 and twins["nope_seed3"] == {**twins["nope"], "seed": 3}
     assert configuration.seed_twins({"training": {"twins": twins}}, "nope")[0] == "nope"

@@ -49,3 +49,16 @@ def test_the_rule_records_what_it_decided_from():
     result = rule([1.5, 1.6, 1.4, 0.9, 1.45])
     assert result["seeds_passing"] == 4 and result["seeds"] == 5 and result["values"][3] == 0.9
     assert result["interval"][0] < result["mean"] < result["interval"][1]
+
+
+def test_the_rule_for_one_seed_is_that_seed_clearing_the_threshold():
+    """No interval on one value: the seed itself decides, either way, and an undefined value fails."""
+    from behind_rope.claims.seeds import describe
+
+    def one(value, direction="at_least"):
+        return seed_rule({"seed": value}, 1.0, direction, confidence=0.95, min_passing=1, min_seeds=1)
+
+    assert one(1.2)["passed"] and not one(0.8)["passed"] and not one(float("nan"))["passed"]
+    assert one(0.8, "at_most")["passed"] and not one(1.2, "at_most")["passed"]
+    assert one(1.2)["mean"] == 1.2 and describe(one(1.2)).startswith("value 1.2, 1/1 seeds")
+    assert not seed_rule({}, 1.0, "at_least", confidence=0.95, min_passing=1, min_seeds=1)["passed"]

@@ -146,7 +146,8 @@ def split_files(config: dict) -> dict[str, str]:
 
 def twin_input_settings(config: dict) -> dict:
     analysis = config["twin_analysis"]
-    return {"seq_len": analysis["seq_len"], "sequences": analysis["sequences"], "seed": config["seed"]}
+    return {"seq_len": analysis["seq_len"], "sequences": analysis["sequences"],
+            "probe_sequences": analysis["probe_sequences"], "seed": config["seed"]}
 
 
 # --- Pretrained LLMs --------------------------------------------------------------------------
@@ -476,9 +477,7 @@ def claims_settings(config: dict, criterion_commits: dict | None = None) -> dict
     """What the claims step needs: every claim's arguments, its pre-registered entry and the commit that
     last changed its criterion (behind_rope.claims.preregistration, read with git when the workflow is parsed)."""
     claims = {name: claim_arguments(config, name) for name in PAPER_CLAIMS}
-    # The size of C3's probe, for its power: the i.i.d. sequences, and the query rows with a key slope.
-    analysis = config["twin_analysis"]
-    claims["C3"] |= {"probe_sequences": analysis["sequences"], "probe_rows": analysis["seq_len"] - 2}
+    claims["C3"] |= {"probe_sequences": config["twin_analysis"]["probe_sequences"]}  # for its power
     return {"claims": claims,
             "entries": config["claims"], "criterion_commits": criterion_commits or {},
             "twin_runs": c3_twin_runs(config), "gram": gram_files(config), "llm_runs": c5_runs(config),

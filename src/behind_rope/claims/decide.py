@@ -162,7 +162,7 @@ def c3_preconditions(seeds: dict, rope_twin: str, rope_order: dict, min_order_ga
         "power": precondition(
             not weak,
             "the probability that a twin whose layer-2 key slope equals the bound in every row passes the locality "
-            f"check, by each seed's probe noise (>= {min_power}): "
+            f"check, by each seed's probe noise row by row (>= {min_power}): "
             + ", ".join(f"{seed['power']['power']:.2f}" for seed in seeds.values()),
             size, underpowered=sorted(weak)),
     }
@@ -173,8 +173,8 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
              confidence: float, min_seeds_passing: int, min_gain_over_unigram: float, locality_layers,
              min_locality: float, amplification_layer: int, min_amplification: float, panels: dict,
              order_positions, order_sequences: int, min_order_gap: float, order_confidence: float,
-             max_loss_above_rope: float,
-             min_power: float, probe_sequences: int, probe_rows: int, **recorded) -> dict:
+             max_loss_above_rope: float, min_power: float, row_noise_window: int, probe_sequences: int,
+             **recorded) -> dict:
     """Trained NoPE twin, over its seeds: the mask makes it favour nearby keys, more strongly than the
     parameter-free simulation does (behind_rope.claims.seeds has the rule; config/claims.yaml the constants).
 
@@ -184,9 +184,10 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
     same weights without the mask, and of every seed of the untrained twin, are controls that must fail
     the same rule.  Held-out text is recorded, and so is Figure 3, panel by panel.
     """
-    from behind_rope.claims.power import locality_power, sequences_for_power
+    from statistics import NormalDist
+
+    from behind_rope.claims.power import locality_power, row_noises, sequences_for_power
     from behind_rope.claims.seeds import clears, seed_rule
-    from behind_rope.maths.metrics import positive_share
 
     simulated = {name: _layer(simulation_metrics[name], amplification_layer)["key_slope"] for name in simulation_variants}
     reference = max(simulated.values())
@@ -209,15 +210,20 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
     # amplification bound asks for, given that run's sampling noise (can locality reach its bound at this size?).
     bound_slope = min_amplification * reference
 
+    def noises(run: str) -> list[float]:
+        return row_noises(_layer(metrics[run], amplification_layer)["key_slope_half_differences"], row_noise_window)
+
     def locality_at_bound(run: str) -> float:
-        return positive_share(bound_slope, _layer(metrics[run], amplification_layer)["key_slope_noise"])
+        rows = noises(run)
+        return sum(NormalDist().cdf(bound_slope / noise) if noise > 0 else 1.0 for noise in rows) / len(rows)
 
     def power(run: str) -> dict:
-        noise = _layer(metrics[run], amplification_layer)["key_slope_noise"]
-        return {"power": locality_power(bound_slope, noise, probe_rows, min_locality), "noise": noise,
+        rows = noises(run)
+        ordered = sorted(rows)
+        return {"power": locality_power(bound_slope, rows, min_locality), "rows": len(rows),
+                "median_row_noise": ordered[len(ordered) // 2], "largest_row_noise": ordered[-1],
                 "sequences": probe_sequences,
-                "sequences_for_power": sequences_for_power(probe_sequences, bound_slope, noise, probe_rows,
-                                                           min_locality, min_power)}
+                "sequences_for_power": sequences_for_power(probe_sequences, bound_slope, rows, min_locality, min_power)}
 
     seeds = {}
     for name, roles in runs["seeds"].items():
@@ -280,7 +286,7 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
             "panels": panel_rules,
             "sanity": sanity,
             "simulation_key_slopes": simulated,
-            "probe_power": {"layer": amplification_layer, "bound_slope": bound_slope, "rows": probe_rows,
+            "probe_power": {"layer": amplification_layer, "bound_slope": bound_slope, "row_noise_window": row_noise_window,
                             "locality_at_bound": {name: seed["locality_at_bound"] for name, seed in seeds.items()},
                             "power": {name: seed["power"] for name, seed in seeds.items()}},
             # Every layer of the first seed's runs (the twin Figure 3 shows) and of its untrained twin.

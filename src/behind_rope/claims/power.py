@@ -1,11 +1,14 @@
-"""Can a probe see the bound?  The power of C3's locality check, by the probe's own sampling noise.
+"""Can a probe see the bound?  The power of C3's locality check, row by row, by the probe's own sampling noise.
 
-Locality is the share of query rows whose key slope is positive.  Were every row's true slope ``slope`` and its
-sampling noise Gaussian with spread ``noise`` (measured from the run's two halves:
-behind_rope.maths.metrics.key_slope_noise), each row would come out positive with probability
-p = Phi(slope / noise), independently, and the locality check (a share of at least ``min_locality`` of
-``rows`` rows) would pass with the binomial tail probability of that many rows.  The noise falls as one over
-the root of the probe's sequences, which sizes a probe that has the power.
+Locality is the share of query rows whose key slope is positive.  Each row's slope carries its own sampling
+noise: a row near the start fits a line through a few keys and is far noisier than a late one, so one noise
+pooled over the rows would let a handful of early rows speak for all of them.  A row's noise is measured from
+the run's two halves (behind_rope.maths.metrics.key_slope_half_differences): the root mean square of the half
+differences of the ``window`` rows centred on it (fewer at the ends), since one row's difference is a single
+draw.  Were every row's true slope ``slope`` and its noise Gaussian, row r would come out positive with
+probability p_r = Phi(slope / noise_r), independently, and the locality check (at least ``min_locality`` of the
+rows) would pass with the Poisson-binomial tail probability of that many rows.  The noise falls as one over the
+root of the probe's sequences, which sizes a probe that has the power.
 """
 
 from __future__ import annotations
@@ -18,32 +21,48 @@ def rows_needed(rows: int, min_locality: float) -> int:
     return math.ceil(min_locality * rows - 1e-9)
 
 
-def pass_probability(share: float, rows: int, min_locality: float) -> float:
-    """P(at least ``min_locality`` of ``rows`` rows are positive) when each is, independently, with ``share``."""
-    need = rows_needed(rows, min_locality)
-    return sum(math.comb(rows, k) * share**k * (1 - share) ** (rows - k) for k in range(need, rows + 1))
+def row_noises(half_differences: list[float], window: int) -> list[float]:
+    """Each row's noise: the root mean square of the half differences of the ``window`` rows centred on it."""
+    reach, rows = window // 2, len(half_differences)
+    noises = []
+    for row in range(rows):
+        near = half_differences[max(0, row - reach): min(rows, row + reach + 1)]
+        noises.append(math.sqrt(sum(d * d for d in near) / len(near)))
+    return noises
 
 
-def locality_power(slope: float, noise: float, rows: int, min_locality: float) -> float:
-    """The probability that a twin whose every row has ``slope`` passes the locality check at this noise."""
-    share = NormalDist().cdf(slope / noise) if noise > 0 else float(slope > 0)
-    return pass_probability(share, rows, min_locality)
+def pass_probability(shares: list[float], min_locality: float) -> float:
+    """P(at least ``min_locality`` of the rows are positive) when row r is, independently, with ``shares[r]``."""
+    counts = [1.0]  # counts[k]: the probability that k of the rows so far are positive
+    for share in shares:
+        counts = [(counts[k] if k < len(counts) else 0.0) * (1 - share) + (counts[k - 1] * share if k else 0.0)
+                  for k in range(len(counts) + 1)]
+    return sum(counts[rows_needed(len(shares), min_locality):])
 
 
-def share_for_power(power: float, rows: int, min_locality: float) -> float:
-    """The per-row positive share at which the locality check passes with probability ``power`` (bisection)."""
-    low, high = 0.5, 1.0
-    for _ in range(60):
-        middle = (low + high) / 2
-        low, high = (middle, high) if pass_probability(middle, rows, min_locality) < power else (low, middle)
-    return high
+def locality_power(slope: float, noises: list[float], min_locality: float) -> float:
+    """The probability that a twin whose every row has ``slope`` passes the locality check at these row noises."""
+    shares = [NormalDist().cdf(slope / noise) if noise > 0 else float(slope > 0) for noise in noises]
+    return pass_probability(shares, min_locality)
 
 
-def sequences_for_power(sequences: int, slope: float, noise: float, rows: int, min_locality: float,
+def sequences_for_power(sequences: int, slope: float, noises: list[float], min_locality: float,
                         power: float) -> int | None:
-    """The probe sequences at which ``slope`` would pass the locality check with probability ``power`` (None: no
-    size does, for a slope that is not positive)."""
+    """The fewest probe sequences at which ``slope`` would pass the locality check with probability ``power``, were
+    every row's noise to fall as one over the root of the sequences (None: no size does, for a slope that is not
+    positive)."""
     if slope <= 0:
         return None
-    z = NormalDist().inv_cdf(share_for_power(power, rows, min_locality))
-    return math.ceil(sequences * (z * noise / slope) ** 2)
+
+    def enough(size: int) -> bool:
+        return locality_power(slope, [noise * math.sqrt(sequences / size) for noise in noises], min_locality) >= power
+
+    if enough(1):
+        return 1
+    low, high = 1, 2
+    while not enough(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle, high)
+    return high

@@ -4,11 +4,12 @@ A verdict that rests on trained weights must not flip with float rounding on ano
 decided over seeds by a rule fixed in the pre-registration (config/claims.yaml, claim C3): the
 statistic passes only when
 
-- the near end of the two-sided ``confidence`` t-interval of its mean over the seeds clears the
-  threshold (the lower end for ``at_least``, the upper end for ``at_most``), and
-- at least ``min_passing`` seeds clear it on their own.
+- at least ``min_passing`` seeds clear it on their own, and
+- from two seeds on, the near end of the two-sided ``confidence`` t-interval of its mean over the seeds
+  clears the threshold (the lower end for ``at_least``, the upper end for ``at_most``).
 
-A seed whose value is undefined (NaN) does not clear it, and an undefined interval fails.
+A seed whose value is undefined (NaN) does not clear it, and an undefined interval of two or more seeds
+fails.  A rule for one seed (``min_seeds`` 1) is that seed clearing the threshold.
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ def clears(value: float, threshold: float, direction: str) -> bool:
 def interval(values: list[float], confidence: float) -> tuple[float, float, float, float]:
     """(mean, standard deviation, low, high): the two-sided ``confidence`` t-interval of the mean."""
     n = len(values)
-    if n < 2 or any(v is None or v != v for v in values):
+    if any(v is None or v != v for v in values) or n == 0:
         return (float("nan"),) * 4
+    if n == 1:  # a mean, and no interval
+        return values[0], float("nan"), float("nan"), float("nan")
     mean = sum(values) / n
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = t_quantile(0.5 + confidence / 2, n - 1) * sd / math.sqrt(n)
@@ -71,7 +74,7 @@ def seed_rule(values_by_seed: dict[str, float], threshold: float, direction: str
         "values": values_by_seed, "mean": mean, "sd": sd, "interval": [low, high], "confidence": confidence,
         "threshold": threshold, "direction": direction, "seeds_passing": len(passing), "seeds": len(values),
         "min_seeds": min_seeds, "min_passing": min_passing,
-        "passed": enough and clears(near_end, threshold, direction) and len(passing) >= min_passing,
+        "passed": enough and (len(values) < 2 or clears(near_end, threshold, direction)) and len(passing) >= min_passing,
     }
 
 
@@ -81,5 +84,6 @@ def describe(rule: dict) -> str:
     low, high = rule["interval"]
     needed = rule.get("min_seeds", rule["seeds"])
     short = f" (the rule needs {needed} seeds)" if rule["seeds"] < needed else ""
-    return (f"mean {rule['mean']:.3g} [{low:.3g}, {high:.3g}], {rule['seeds_passing']}/{rule['seeds']} seeds "
+    spread = f"mean {rule['mean']:.3g} [{low:.3g}, {high:.3g}]" if rule["seeds"] > 1 else f"value {rule['mean']:.3g}"
+    return (f"{spread}, {rule['seeds_passing']}/{rule['seeds']} seeds "
             f"{sign} {rule['threshold']:g}{short}: {'PASS' if rule['passed'] else 'FAIL'}")

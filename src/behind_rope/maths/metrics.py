@@ -200,13 +200,19 @@ def key_slope_noise(half_a: np.ndarray, half_b: np.ndarray) -> float:
     return float(np.sqrt(np.mean(difference**2)))
 
 
+def key_slope_half_differences(half_a: np.ndarray, half_b: np.ndarray) -> list[float]:
+    """Per query row: (half A's key slope - half B's) / 2, a draw of the sampling noise of that row's slope in the
+    mean of the halves (rows near the start average fewer keys and are noisier; behind_rope.claims.power)."""
+    return ((key_slopes(half_a) - key_slopes(half_b)) / 2).tolist()
+
+
 def positive_share(slope: float, noise: float) -> float:
     """The share of queries with a positive key slope to expect when every query's slope is ``slope`` plus Gaussian
     noise of spread ``noise``: the locality such a pattern would show."""
     return 0.5 * (1 + math.erf(slope / (noise * math.sqrt(2)))) if noise > 0 else float(slope > 0)
 
 
-def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures) -> dict[str, float]:
+def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures) -> dict:
     seq_len = mean.shape[-1]
     return {
         "split_half_reliability": split_half_reliability(half_a, half_b),
@@ -216,6 +222,7 @@ def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, meas
         "locality": locality(mean),
         "key_slope": key_slope(mean),
         "key_slope_noise": key_slope_noise(half_a, half_b),
+        "key_slope_half_differences": key_slope_half_differences(half_a, half_b),
     }
 
 

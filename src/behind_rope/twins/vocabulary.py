@@ -43,12 +43,13 @@ def unigram_tokens(train: np.ndarray, vocab_size: int, shape: tuple[int, int], s
     return np.random.default_rng(seed).choice(vocab_size, size=shape, p=counts / counts.sum())
 
 
-def twin_input_sets(vocabulary, valid, train, seq_len: int, sequences: int, seed: int) -> dict[str, np.ndarray]:
-    """The tokens a twin is analysed on, in its vocabulary: the first ``seq_len`` tokens of held-out
-    sequences ("text"), and i.i.d. tokens with the training frequencies ("random")."""
+def twin_input_sets(vocabulary, valid, train, seq_len: int, sequences: int, probe_sequences: int,
+                    seed: int) -> dict[str, np.ndarray]:
+    """The tokens a twin is analysed on, in its vocabulary: the first ``seq_len`` tokens of ``sequences`` held-out
+    sequences ("text"), and ``probe_sequences`` of i.i.d. tokens with the training frequencies ("random")."""
     vocabulary, valid = np.load(vocabulary), np.load(valid)
     if valid.shape[1] < seq_len:
         raise ValueError(f"held-out sequences have {valid.shape[1]} tokens, fewer than the {seq_len} to analyse")
     train = remap(np.load(train), vocabulary)
     return {"text": remap(valid[:sequences, :seq_len], vocabulary),
-            "random": unigram_tokens(train, len(vocabulary) + 1, (sequences, seq_len), seed)}
+            "random": unigram_tokens(train, len(vocabulary) + 1, (probe_sequences, seq_len), seed)}
