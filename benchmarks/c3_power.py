@@ -1,23 +1,19 @@
-"""Can C3's i.i.d. probe decide at its size?  The probe's sampling noise, per seed, against what C3 asks.
+"""Can C3's i.i.d. probe decide at its size?  The probe's sampling noise, per seed, row by row, against what C3 asks.
 
 C3's locality asks that at least ``min_locality`` of the query rows of a twin's mean layer-2 (and layer-3)
 scores have a positive key slope (``behind_rope.maths.metrics.key_slopes``).  Each row's slope carries
-sampling noise from the probe's finite sequences; the score file's two halves measure it: for the mean of
-two halves, the noise of a row's slope has the spread of (half A's slope - half B's) / 2 over the rows.
-Were every row's true slope the same b > 0, a row would come out positive with probability
-Phi(b / sigma), so locality >= 0.9 needs b >= 1.28 sigma.  This script prints, per seed and layer:
+sampling noise from the probe's finite sequences; the score file's two halves measure it row by row, as C3's
+power precondition reads it (``behind_rope.claims.power``: the root mean square of the halves' slope differences
+over the ``row_noise_window`` rows centred on a row).  This script prints, per seed, run and layer:
 
-- the mean key slope of the mean scores and the rows' noise sigma, and their ratio;
-- the locality measured, and the locality that ratio predicts for a slope the same in every row;
-- the locality predicted at the slope C3's amplification bound asks for (``min_amplification`` times the
-  largest simulated layer-2 key slope), and how many probe sequences would give that slope a predicted
-  locality of ``min_locality`` (the noise falls as one over the root of the sequences); in layer 2 only,
-  where that bound applies.
+- the mean key slope of the mean scores, the median row's noise and the noisiest row's, and the locality
+  measured;
+- the locality the rows' noise predicts for a slope the same in every row (the mean of Phi(slope / noise_r));
+- in layer 2, where the amplification bound applies: the locality and the power (the probability of passing
+  the locality check) of a twin whose every row has the bound's slope, and the probe size that would give it
+  the power the precondition asks, were every row's noise to fall as one over the root of the sequences.
 
-The noise is pooled over rows (rows near the start average fewer keys and are noisier), and a real slope
-need not be the same in every row: the predictions are a yardstick for the probe's size, not a verdict.
-Nothing here changes a claim; a larger probe would change a pre-registered measure, a decision to take
-before the run that measures it.
+A real slope need not be the same in every row: the predictions size the probe, they are not a verdict.
 
     python benchmarks/c3_power.py                 # from results/ of this checkout
     python benchmarks/c3_power.py --run DIR       # DIR: the root of another run (it holds results/)
@@ -28,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from statistics import NormalDist
@@ -38,20 +33,21 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from behind_rope.claims.power import locality_power, row_noises, sequences_for_power  # noqa: E402
 from behind_rope.config import load  # noqa: E402
-from behind_rope.maths.metrics import key_slope, key_slope_noise, locality, positive_share  # noqa: E402
+from behind_rope.maths.metrics import key_slope, key_slope_half_differences, locality  # noqa: E402
 
 
-def sequences_needed(sequences: int, slope: float, noise: float, share: float) -> float:
-    """Probe sequences at which ``slope`` would reach an expected positive share of ``share`` (noise ~ 1/sqrt(n))."""
-    z = NormalDist().inv_cdf(share)
-    return sequences * (z * noise / slope) ** 2 if slope > 0 else math.inf
+def expected_share(slope: float, noises: list[float]) -> float:
+    """The locality to expect were every row's slope ``slope``, each row with its own noise."""
+    return float(np.mean([NormalDist().cdf(slope / noise) if noise > 0 else float(slope > 0) for noise in noises]))
 
 
-def row_noise(scores: dict, layer_index: int) -> tuple[float, float, float]:
-    """(mean key slope of the mean scores, the rows' noise spread from the halves, locality) of one layer."""
+def row_noise(scores: dict, layer_index: int, window: int) -> tuple[float, list[float], float]:
+    """(mean key slope of the mean scores, each row's noise from the halves, locality) of one layer."""
     mean = scores["mean_scores"][layer_index]
-    return key_slope(mean), key_slope_noise(scores["half_a"][layer_index], scores["half_b"][layer_index]), locality(mean)
+    differences = key_slope_half_differences(scores["half_a"][layer_index], scores["half_b"][layer_index])
+    return key_slope(mean), row_noises(differences, window), locality(mean)
 
 
 def power_rows(root: Path) -> tuple[list[dict], dict]:
@@ -59,46 +55,49 @@ def power_rows(root: Path) -> tuple[list[dict], dict]:
     claims = json.loads((root / "results" / "claims.json").read_text())
     c3 = claims["C3"]["measured"]
     config = load(root=root)  # the run's own criteria
-    criteria, runs = config["claims"]["C3"]["criteria"], config["claims"]["C3"]
+    entry = config["claims"]["C3"]
+    criteria, preconditions = entry["criteria"], entry["preconditions"]
     bound = criteria["min_amplification"] * max(c3["simulation_key_slopes"].values())
     rows = []
     for twin in c3["seeds"]:
-        for run in (runs["runs"]["probe"], runs["controls"]["no_mask_probe"]):
+        for run in (entry["runs"]["probe"], entry["controls"]["no_mask_probe"]):
             with np.load(root / "results" / "scores" / twin / f"{run}.npz") as data:
                 scores = {key: data[key] for key in ("mean_scores", "half_a", "half_b", "layers")}
                 sequences = json.loads(str(data["metadata"]))["sequences"]
             for layer in criteria["locality_layers"]:
                 index = int(np.flatnonzero(scores["layers"] == layer)[0])
-                slope, noise, measured = row_noise(scores, index)
+                slope, noises, measured = row_noise(scores, index, preconditions["row_noise_window"])
                 row = {"twin": twin, "run": run, "layer": layer, "sequences": sequences, "slope": slope,
-                       "noise": noise, "locality": measured, "predicted": positive_share(slope, noise)}
+                       "median_noise": float(np.median(noises)), "largest_noise": max(noises), "locality": measured,
+                       "predicted": expected_share(slope, noises)}
                 if layer == criteria["amplification_layer"]:  # the bound's slope is a layer-2 slope
-                    row |= {"at_bound": positive_share(bound, noise),
-                            "needed": sequences_needed(sequences, bound, noise, criteria["min_locality"])}
+                    row |= {"at_bound": expected_share(bound, noises),
+                            "power": locality_power(bound, noises, criteria["min_locality"]),
+                            "needed": sequences_for_power(sequences, bound, noises, criteria["min_locality"],
+                                                          preconditions["min_power"])}
                 rows.append(row)
-    return rows, {"bound": bound, "min_locality": criteria["min_locality"]}
+    return rows, {"bound": bound, "min_locality": criteria["min_locality"], "min_power": preconditions["min_power"]}
 
 
 def table(rows: list[dict], context: dict, source: str) -> str:
     lines = [f"_Computed by `python benchmarks/c3_power.py --update-docs` from the score files and claims.json of {source}._",
              "", f"The slope C3's amplification bound asks for in layer 2: {context['bound']:.4f} (logit per key "
-             f"position); locality must reach {context['min_locality']:g}.", "",
-             "| twin | run | layer | sequences | mean key slope | rows' noise | slope / noise | locality | "
-             "predicted by slope / noise | predicted at the bound's slope | sequences for the bound's slope to reach "
-             f"{context['min_locality']:g} |", "|---" * 11 + "|"]
+             f"position); locality must reach {context['min_locality']:g}, with a power of {context['min_power']:g}.", "",
+             "| twin | run | layer | sequences | mean key slope | median row's noise | noisiest row's | locality | "
+             "predicted by the slope and the rows' noise | predicted at the bound's slope | power at the bound | "
+             "sequences for that power |", "|---" * 12 + "|"]
     for row in rows:
-        lines.append(f"| {row['twin']} | {row['run']} | {row['layer']} | {row['sequences']} | {row['slope']:+.4f} | "
-                     f"{row['noise']:.4f} | {row['slope'] / row['noise']:+.2f} | {row['locality']:.2f} | "
-                     f"{row['predicted']:.2f} | " + (f"{row['at_bound']:.2f} | {row['needed']:,.0f} |" if "needed" in row
-                                                        else "| |"))
-    probe = [row for row in rows if "needed" in row and row["run"] == rows[0]["run"]]
+        lines.append(f"| {row['twin']} | {row['run']} | {row['layer']} | {row['sequences']:,} | {row['slope']:+.4f} | "
+                     f"{row['median_noise']:.5f} | {row['largest_noise']:.4f} | {row['locality']:.2f} | "
+                     f"{row['predicted']:.2f} | " + (f"{row['at_bound']:.2f} | {row['power']:.2f} | {row['needed']:,} |"
+                                                        if "power" in row else "| | |"))
+    probe = [row for row in rows if "power" in row and row["run"] == rows[0]["run"]]
     if probe:
-        shares, needed = [row["at_bound"] for row in probe], sorted(row["needed"] for row in probe)
-        lines += ["", f"On the probe ({probe[0]['run']}), a twin whose every row had the bound's slope would show a "
-                  f"locality of {min(shares):.2f} to {max(shares):.2f} in layer {probe[0]['layer']} at "
-                  f"{probe[0]['sequences']:,} sequences, by its seeds' noise (C3 asks {context['min_locality']:g}); "
-                  f"{context['min_locality']:g} would take {needed[0]:,.0f} to {needed[-1]:,.0f} sequences "
-                  f"(median {float(np.median(needed)):,.0f})."]
+        powers, needed = [row["power"] for row in probe], sorted(row["needed"] for row in probe)
+        lines += ["", f"On the probe ({probe[0]['run']}, {probe[0]['sequences']:,} sequences), a twin whose every "
+                  f"row had the bound's slope would pass the layer-{probe[0]['layer']} locality check with a "
+                  f"probability of {min(powers):.2f} to {max(powers):.2f} by its seeds' noise (the precondition asks "
+                  f"{context['min_power']:g}); {needed[0]:,} to {needed[-1]:,} sequences would give it that power."]
     return "\n".join(lines) + "\n"
 
 

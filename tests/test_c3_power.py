@@ -1,7 +1,6 @@
 """C3's probe against its own noise (benchmarks/c3_power.py): the yardsticks it prints are right, and its noise
-estimate reads the halves."""
+estimate reads the halves row by row."""
 
-import math
 import sys
 from pathlib import Path
 
@@ -10,16 +9,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from c3_power import positive_share, row_noise, sequences_needed  # noqa: E402
+from c3_power import expected_share, row_noise  # noqa: E402
 
 
-def test_the_predicted_share_and_the_sequences_it_takes():
-    assert positive_share(0.0, 1.0) == pytest.approx(0.5)
-    assert positive_share(1.2816, 1.0) == pytest.approx(0.9, abs=1e-4)
-    assert positive_share(-1.2816, 1.0) == pytest.approx(0.1, abs=1e-4)
-    # Noise 2 at 1,000 sequences: a slope of 1.2816 reaches 0.9 once the noise is 1, at four times the sequences.
-    assert sequences_needed(1000, 1.2816, 2.0, 0.9) == pytest.approx(4000, rel=1e-3)
-    assert sequences_needed(1000, 0.0, 2.0, 0.9) == math.inf
+def test_the_predicted_share_reads_each_row_with_its_own_noise():
+    assert expected_share(0.0, [1.0, 2.0]) == pytest.approx(0.5)
+    assert expected_share(1.2816, [1.0, 1.0]) == pytest.approx(0.9, abs=1e-4)
+    assert expected_share(1.2816, [1.0, 0.0]) == pytest.approx((0.9 + 1.0) / 2, abs=1e-4)  # a noiseless row: sure
 
 
 def test_the_noise_comes_from_the_halves_and_the_locality_from_the_mean():
@@ -29,7 +25,9 @@ def test_the_noise_comes_from_the_halves_and_the_locality_from_the_mean():
     noise = rng.normal(0, 5.0, (2, size, size))
     halves = rising + noise
     scores = {"mean_scores": halves.mean(0)[None], "half_a": halves[0][None], "half_b": halves[1][None]}
-    slope, spread, locality = row_noise(scores, 0)
-    assert slope == pytest.approx(1.0, abs=0.2) and spread > 0 and 0.5 < locality <= 1.0
+    slope, noises, locality = row_noise(scores, 0, 5)
+    assert slope == pytest.approx(1.0, abs=0.2) and len(noises) == size - 2 and 0.5 < locality <= 1.0
+    assert noises[0] > noises[-1]  # an early row fits its slope through few keys
     same = {"mean_scores": rising[None], "half_a": rising[None], "half_b": rising[None]}
-    assert row_noise(same, 0) == pytest.approx((1.0, 0.0, 1.0))  # halves that agree: no noise
+    slope, noises, locality = row_noise(same, 0, 5)
+    assert (slope, max(noises), locality) == pytest.approx((1.0, 0.0, 1.0))  # halves that agree: no noise

@@ -171,7 +171,10 @@ def test_a_twin_that_is_not_competent_leaves_c3_undecided_whatever_its_statistic
         claim = settle(_c3(metrics, training=training))
         assert claim["outcome"] == "UNDECIDED", unmet
         assert claim["undecided"]["preconditions_unmet"] == ["competence"]
-        assert "recipe" in claim["undecided"]["would_decide"]
+        would = claim["undecided"]["would_decide"]
+        assert "recipe" in would
+        assert ("within 0.1 nats" in would) == (unmet == "a NoPE seed far behind the RoPE twin"), would
+        assert ("uses word order" in would) == (unmet != "a NoPE seed far behind the RoPE twin"), would
 
 
 def test_a_probe_without_the_power_to_see_the_bound_leaves_c3_undecided_and_says_what_size_would():

@@ -361,3 +361,12 @@ def test_the_arxiv_tarball_compiles_on_its_own(smoke_run, tmp_path):
     done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, check=True)
     assert "undefined" not in done.stdout and (tmp_path / "main.pdf").stat().st_size > 100_000
+
+
+def test_the_c3_seed_rule_sentence_is_the_rule_written_for_the_number_of_seeds():
+    from behind_rope.paper.c3 import _seed_rule_sentence
+
+    one = _seed_rule_sentence({"min_seeds": 1, "min_seeds_passing": 1, "confidence": 0.95})
+    five = _seed_rule_sentence({"min_seeds": 5, "min_seeds_passing": 4, "confidence": 0.95})
+    assert "written for one: that seed clears the bound" in one and "t-interval" not in one
+    assert "at least 4 of the 5 seeds" in five and "t-interval" in five

@@ -136,6 +136,18 @@ def competence(training: dict, rope_training: dict, min_order_gap: float, confid
             "passed": bool(order["passed"] and above <= max_loss_above_rope)}
 
 
+def _what_makes_competent(seeds: dict, rope_order: dict, max_loss_above_rope: float) -> str:
+    """What would decide C3 when its competence precondition fails, by which of its parts fail."""
+    competence = [seed["competence"] for seed in seeds.values()]
+    needs = []
+    if not rope_order["passed"] or not all(entry["uses_order"]["passed"] for entry in competence):
+        needs.append("whose every NoPE seed uses word order")
+    if not all(entry["close_to_rope"] for entry in competence):
+        needs.append(f"whose NoPE seeds come within {max_loss_above_rope} nats of the RoPE twin's held-out loss")
+    return (f"a twin recipe {' and '.join(needs)} (training.model, training.steps; benchmarks/twin_pilot.py), or "
+            "config/paper.yaml's run on the authors' NoPE model")
+
+
 def c3_preconditions(seeds: dict, rope_twin: str, rope_order: dict, min_order_gap: float, order_confidence: float,
                      max_loss_above_rope: float, min_power: float, order_sequences: int) -> dict:
     """C3's preconditions, decided before its statistics are read: every deciding seed is competent (and the
@@ -156,8 +168,7 @@ def c3_preconditions(seeds: dict, rope_twin: str, rope_order: dict, min_order_ga
             f"{min_order_gap}): {gaps}; its held-out loss above the RoPE twin's (<= {max_loss_above_rope}): {above}; the "
             f"RoPE twin's order gap {rope_order['order_gap']:+.3f}" + (f"; not competent: {', '.join(incompetent)}"
                                                                         if incompetent else ""),
-            "a twin recipe whose every NoPE seed uses word order (training.model, training.steps; "
-            "benchmarks/twin_pilot.py), or config/paper.yaml's run on the authors' NoPE model",
+            _what_makes_competent(seeds, rope_order, max_loss_above_rope),
             incompetent=incompetent, rope_twin=rope_twin),
         "power": precondition(
             not weak,
@@ -272,10 +283,13 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
     return {
         "statement": "A decoder trained without positional encoding favours nearby keys because of the causal mask, "
         "and its learned weights make that position dependence stronger than the parameter-free simulation's.",
-        "threshold": f"over >= {min_seeds} seeds of the NoPE twin on i.i.d. tokens, each of locality (layers {layers}) "
-        f">= {min_locality} and layer-{amplification_layer} key slope >= {min_amplification} x the largest simulated one: "
-        f"the lower end of the {confidence:.0%} t-interval of the mean clears it and >= {min_seeds_passing} seeds clear it "
-        f"on their own; every seed and the RoPE twin beat a unigram model by {min_gain_over_unigram} nats; the same "
+        "threshold": f"{'on one seed' if min_seeds == 1 else f'over >= {min_seeds} seeds'} of the NoPE twin on i.i.d. "
+        f"tokens, each of locality (layers {layers}) >= {min_locality} and layer-{amplification_layer} key slope >= "
+        f"{min_amplification} x the largest simulated one: "
+        + ("the seed clears it" if min_seeds == 1 else
+           f"the lower end of the {confidence:.0%} t-interval of the mean clears it and >= {min_seeds_passing} seeds "
+           "clear it on their own")
+        + f"; every seed and the RoPE twin beat a unigram model by {min_gain_over_unigram} nats; the same "
         "weights without the mask, and the untrained twin's seeds, fail the same rule",
         "preconditions": preconditions,
         "measured": {
