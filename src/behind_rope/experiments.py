@@ -49,6 +49,7 @@ RESULT_FILES = {
     "gram": "results/gram/{twin}.npz",
     "training": "results/training/{twin}/{file}",
     "claims": "results/claims.json",
+    "extended_claims": "results/extended/claims.json",
     "position_claims": "results/claims/position.json",
 }
 
@@ -191,10 +192,22 @@ class ModelVariant:
 
 
 def scored_llms(config: dict) -> list[str]:
-    """The pretrained models that get token sets and score runs: llm.models, and the models claim C8b
-    reads (one with sliding-window layers, and its control without)."""
+    """The pretrained models that get token sets and score runs: llm.models, the models claim C8b reads (one
+    with sliding-window layers, and its control without) and those only the extended target scores."""
     c8 = claim_arguments(config, "C8")
-    return list(dict.fromkeys([*config["llm"]["models"], c8["sliding_model"], c8["no_window_model"]]))
+    return list(dict.fromkeys([*config["llm"]["models"], c8["sliding_model"], c8["no_window_model"],
+                               *config["llm"]["extended_models"]]))
+
+
+def extended_config(config: dict) -> dict:
+    """The config of the extended target: llm.extended_models among llm.models, so that the claims it records
+    (results/extended/claims.json, which decides nothing) and the scale ladder read them beside the others."""
+    import copy
+
+    extended = copy.deepcopy(config)
+    llm = extended["llm"]
+    llm["models"], llm["extended_models"] = [*llm["models"], *llm["extended_models"]], []
+    return extended
 
 
 def llm_variant_names(config: dict) -> list[str]:

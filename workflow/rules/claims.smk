@@ -86,3 +86,27 @@ rule claims:
         " --monte-carlo {input.monte_carlo} --metrics {input.metrics} --training {input.training}"
         " --competence {input.competence}"
         " --gram {input.gram} --position-claims {input.position_claims} --output {output} > {log} 2>&1"
+
+
+# The extended target's claims: the same step over llm.models and llm.extended_models together, so that the
+# scale ladder can read those models' C5 measures.  Recorded only: results/claims.json decides every claim.
+use rule claims as extended_claims with:
+    input:
+        derivation="results/theory/derivation.json",
+        monte_carlo="results/theory/monte_carlo.json",
+        metrics=experiments.claims_metric_files(EXTENDED_CONFIG),
+        training=[experiments.twin_files(twin)["metrics"] for twin in TRAINED],
+        competence=expand("results/competence/{twin}.json", twin=experiments.competence_twins(config)),
+        gram=experiments.gram_files(config).values(),
+        position_claims=rules.position_claims.output[0],
+    output:
+        "results/extended/claims.json",
+    log:
+        "results/logs/extended_claims.log",
+    benchmark:
+        "results/benchmarks/extended_claims.tsv"
+    params:
+        code=step_code("claims"),
+        settings=rule_helpers.settings(
+            EXTENDED_CONFIG, experiments.claims_settings, criterion_commits=CRITERION_COMMITS
+        ),

@@ -41,10 +41,13 @@ Path(".snakemake").mkdir(exist_ok=True)
 
 try:
     validate(config)
-    SECTIONS, FIGURES = figure_table.load(config)
+    SECTIONS, EVERY_FIGURE = figure_table.load(config)
+    # all and the paper build FIGURES; the extended target the others (workflow/figures.yaml's extended ones)
+    FIGURES = {name: figure for name, figure in EVERY_FIGURE.items() if not figure.extended}
+    EXTENDED_FIGURES = {name: figure for name, figure in EVERY_FIGURE.items() if figure.extended}
     # The report's captions, read by rule name (workflow/report/figure.rst): no plot rule has its caption
     # as a param, so editing a caption reruns the paper's steps and no plot.
-    config["report_captions"] = {name: figure_table.caption_rst(figure) for name, figure in FIGURES.items()}
+    config["report_captions"] = {name: figure_table.caption_rst(figure) for name, figure in EVERY_FIGURE.items()}
 except (ConfigError, figure_table.FigureTableError) as error:
     raise WorkflowError(str(error)) from None
 
@@ -70,6 +73,8 @@ TWINS = config["training"]["twins"]
 TRAINED = experiments.trained_twins(config)
 CHECKPOINTS = experiments.checkpoint_twins(config)
 LLMS = experiments.scored_llms(config)
+# The extended target's config: llm.extended_models among the models its recorded claims and ladder read.
+EXTENDED_CONFIG = experiments.extended_config(config)
 # A score run's resource group, from its model: twin_analysis for a twin, llm for a pretrained LLM.
 score_group = partial(rule_helpers.score_group, config)
 

@@ -2,7 +2,7 @@
 # `snakemake fig2_simulation` rebuilds figures/fig2_simulation.{pdf,png} from results/ alone.
 
 
-for _figure in FIGURES.values():
+for _figure in EVERY_FIGURE.values():
 
     rule:
         name:

@@ -74,15 +74,12 @@ DECOMPOSITION = ("relative_share", "query_offset_share", "visible_share", "sink"
 
 
 def claim_c4(metrics_by_variant: dict, variants, no_mask_variants, from_layer: int, min_reliability: float,
-             max_start_deficit: float, report_from_layer: int) -> dict:
+             max_start_deficit: float) -> dict:
     def check(row):
         return row["split_half_reliability"] >= min_reliability and row["start_deficit"] < max_start_deficit
 
     keys = ["split_half_reliability", "start_deficit", "nonrelative_index"]
     claim = _mask_claim(metrics_by_variant, variants, no_mask_variants, from_layer, check, keys)
-    # Recorded, not decided: the same check from layer 2, where the paper's Figure 4 shows the pattern.
-    claim["measured"]["from_layer_2"] = _mask_claim(metrics_by_variant, variants, no_mask_variants, report_from_layer,
-                                                    check, keys)
     # Recorded: the RoPE base each causal run was simulated with, as its score file says (the paper quotes it).
     claim["measured"]["rope_theta"] = {name: metrics_by_variant[name].get("metadata", {}).get("variant", {})
                                        .get("rope_theta") for name in variants}

@@ -29,7 +29,7 @@ KEY_VALUES = {
     # moving by more than 1 between two kernel sets of one CPU (docs/results.md); only their verdicts are gated.
     "C4.measured.runs.*.layers.*.split_half_reliability": 0.02,
     "C4.measured.runs.*.layers.*.start_deficit": 0.01,
-    "C4.measured.from_layer_2.measured.runs.*.layers.2.start_deficit": 0.01,
+    "C4.measured.runs.*.layers.2.start_deficit": 0.01,
     "C5a.measured.models.*.text.*.block_reliability": 0.05,
     "C5b.measured.models.*.layers.*.spread_ratio": 0.01,
     "C5c.measured.models.*.figure5.*.first_keys_contrast": 0.05,

@@ -9,7 +9,9 @@ made from this table, so adding a figure is one entry, one script and one captio
 Captions are written once, in a small subset of LaTeX that both outputs can show: ``$math$``,
 ``\\emph{...}`` and ``Figure~\\ref{fig:<name>}``.  ``{llm}`` in a name makes one figure per model of
 ``llm.models``; elsewhere in an entry it stands for the model (or, in the inputs of a figure that
-is not per model, expands to one input per model).  ``{seeds:<twin>}`` in an input expands to one
+is not per model, expands to one input per model).  A figure of a model in ``llm.extended_models``, and an
+entry with ``extended: true`` (whose ``{llm}`` inputs cover those models too), is built by the ``extended``
+target only: not by ``all``, not in the paper.  ``{seeds:<twin>}`` in an input expands to one
 input per seed of that twin (``training.twins.<twin>.seeds``), and ``{figure3_twin}`` stands for the NoPE
 model Figure 3 draws (:func:`behind_rope.experiments.figure3_twin`: the authors' checkpoint at paper scale).
 
@@ -34,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[3]
 TABLE = ROOT / "workflow" / "figures.yaml"
 SCRIPTS = ROOT / "workflow" / "scripts"
 PLACES = ("main", "appendix", "none")
-ENTRY_KEYS = {"title", "caption", "script", "inputs", "params", "section", "paper", "width"}
+ENTRY_KEYS = {"title", "caption", "script", "inputs", "params", "section", "paper", "width", "extended"}
 PER_MODEL = "{llm}"
 SEEDS = re.compile(r"\{seeds:(\w+)\}")
 FIGURE3_TWIN = "{figure3_twin}"
@@ -56,6 +58,7 @@ class Figure:
     params: dict = field(default_factory=dict)
     width: float = 1.0
     model: str | None = None  # the model a per-model figure draws
+    extended: bool = False  # built by the extended target only (not by all, not in the paper)
 
     @property
     def files(self) -> list[str]:
@@ -120,7 +123,8 @@ def _result_paths(figure: str, item, config: dict) -> list[str]:
     return [pattern.format(**dict(zip(lists, chosen, strict=True))) for chosen in product(*lists.values())]
 
 
-def _figure(name: str, entry: dict, sections: dict, models: list[str], model: str | None, config: dict) -> Figure:
+def _figure(name: str, entry: dict, sections: dict, models: list[str], model: str | None, config: dict,
+            extended: bool = False) -> Figure:
     unknown = set(entry) - ENTRY_KEYS
     missing = {"title", "caption", "inputs", "section"} - set(entry)
     if unknown or missing:
@@ -144,19 +148,26 @@ def _figure(name: str, entry: dict, sections: dict, models: list[str], model: st
     figure = Figure(name=_fill(name, model), title=filled["title"], caption=" ".join(entry["caption"].split()),
                     script=script, inputs=tuple(_fill(inputs, model)), section=entry["section"],
                     paper=entry.get("paper", "main"), params=filled.get("params", {}),
-                    width=float(entry.get("width", 1.0)), model=model)
+                    width=float(entry.get("width", 1.0)), model=model, extended=extended)
     caption_rst(figure)  # fails on LaTeX the report cannot show
     return figure
 
 
 def load(config: dict, path: Path = TABLE) -> tuple[dict[str, str], dict[str, Figure]]:
-    """({section: title}, {figure name: Figure}) with per-model entries expanded over ``llm.models``."""
+    """({section: title}, {figure name: Figure}) with per-model entries expanded over ``llm.models`` and
+    ``llm.extended_models`` (the figures of the latter, and entries marked ``extended``, marked extended)."""
     table = load_yaml(Path(path).read_text())
     sections, models = table["sections"], list(config["llm"]["models"])
+    every_model = [*models, *config["llm"].get("extended_models", [])]
     figures = {}
     for name, entry in table["figures"].items():
-        for model in (models if PER_MODEL in name else [None]):
-            figure = _figure(name, entry, sections, models, model, config)
+        marked = bool(entry.get("extended", False))
+        for model in (every_model if PER_MODEL in name else [None]):
+            extended = marked or model in every_model[len(models):]
+            figure = _figure(name, entry, sections, every_model if marked else models, model, config, extended)
+            if figure.extended and figure.paper != "none" and marked:
+                raise FigureTableError(f"Figure table error: '{name}' is extended, so it is not in the paper; give it "
+                                       "paper: none.")
             figures[figure.name] = figure
     return sections, figures
 

@@ -116,14 +116,13 @@ def _c4_values(claim: dict, args: dict) -> dict[str, str]:
     c4_min, c4_control = _mask_claim_extremes(measured, "split_half_reliability")
     deficits = [layer["start_deficit"] for run in measured["runs"].values() for layer in run["layers"].values()]
     twin_on_text = [run for name, run in measured.get("trained_rope_twin", {}).items() if name.endswith("_text_causal")]
-    # Layer 2, where the paper's Figure 4 shows the pattern: recorded with its own verdict, decides nothing.
-    early, first = measured["from_layer_2"], str(args["report_from_layer"])
-    at_first = {name: run["layers"][first] for name, run in early["measured"]["runs"].items() if first in run["layers"]}
+    first = str(args["from_layer"])
+    at_first = {name: run["layers"][first] for name, run in measured["runs"].items() if first in run["layers"]}
     failing = [name for name, row in at_first.items()
                if not (row["split_half_reliability"] >= args["min_reliability"] and row["start_deficit"] < args["max_start_deficit"])]
-    controls_pass = [name for name, run in early["measured"]["controls"].items() if run["shows_effect"]]
-    if early["passed"]:
-        reason = "every causal run meets it there and the no-mask control does not"
+    controls_pass = [name for name, run in measured["controls"].items() if run["shows_effect"]]
+    if claim["passed"]:
+        reason = "every causal run meets the check in every layer of the range and the no-mask control does not"
     else:
         reasons = [rf"at layer~{first}, \texttt{{{tex_escape(name)}}} has a reliability of "
                    f"{number(at_first[name]['split_half_reliability'])} and a start deficit of "
@@ -131,13 +130,10 @@ def _c4_values(claim: dict, args: dict) -> dict[str, str]:
         reasons += [rf"the no-mask control \texttt{{{tex_escape(name)}}} meets it" for name in controls_pass]
         reason = "; ".join(reasons) or "a layer after it does not meet it"
     return {
-        "c4.from_layer": str(args["from_layer"]), "c4.report_from_layer": first,
+        "c4.from_layer": first, "c4.reason": reason,
         "c4.threshold": number(args["min_reliability"]), "c4.deficit_bound": f"{args['max_start_deficit']:g}",
         "c4.min_reliability": number(c4_min, 3), "c4.max_start_deficit": number(max(deficits), 3),
         "c4.control_max_reliability": number(c4_control),
-        "c4.layer2_result": verdict(early["passed"]),
-        "c4.layer2_outcome": "passes" if early["passed"] else "fails",
-        "c4.layer2_reason": reason,
         "c4.layer2_deficits": listing(number(row["start_deficit"], 4) for row in at_first.values()),
         "c4.twin_meets": "meets" if twin_on_text and twin_on_text[0]["meets_c4_check"] else "does not meet",
         # the base the runs were simulated with, from their score files (through C4's record), not the config
@@ -221,8 +217,7 @@ def claims_rows(claims: dict, values: dict[str, str], entries: dict) -> list[tup
               f"{values['c3.panels_total']} panels hold (Tables~\\ref{{tab:c3_seeds}} and~\\ref{{tab:c3_panels}})",
         "C4": f"smallest reliability in layers $\\geq {values['c4.from_layer']}$: {values['c4.min_reliability']}, "
               f"largest start deficit {values['c4.max_start_deficit']}; no-mask control at most "
-              f"{values['c4.control_max_reliability']}; from layer~{values['c4.report_from_layer']} (recorded): "
-              f"{values['c4.layer2_outcome']}",
+              f"{values['c4.control_max_reliability']}",
         "C5a": f"{values['c5a.models_passed']} of {values['c5a.models_total']} models pass (Table~\\ref{{tab:c5a}})",
         "C5b": f"{values['c5b.models_passed']} of {values['c5b.models_total']} models pass; spread ratio "
                f"{values['c5b.ratio_span']} (Table~\\ref{{tab:c5b}})",

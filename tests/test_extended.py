@@ -1,0 +1,48 @@
+"""The extended target: what decides nothing (llm.extended_models) is left out of the default run and built by
+`snakemake extended`, with its own recorded claims and the scale ladder over every model."""
+
+import copy
+
+import pytest
+from test_checkpoint import planned
+
+from behind_rope import experiments
+from behind_rope.config import ConfigError, load, validate
+from behind_rope.figures import table
+from conftest import copy_workflow, snakemake
+
+EXTENDED = "qwen2_5_coder_1_5b"
+
+
+def test_the_default_scale_leaves_the_largest_rung_to_the_extended_target():
+    config = load()
+    assert EXTENDED not in config["llm"]["models"] and config["llm"]["extended_models"] == [EXTENDED]
+    assert EXTENDED not in experiments.c5_runs(config) and EXTENDED in experiments.c5_runs(experiments.extended_config(config))
+    assert EXTENDED in experiments.scored_llms(config)  # its per-model rules exist
+    assert EXTENDED not in experiments.position_models(experiments.extended_config(config))  # C6-C9 never read it
+    _, figures = table.load(config)
+    extended = sorted(name for name, figure in figures.items() if figure.extended)
+    assert extended == [f"figS_llm_{EXTENDED}_all_layers", "figS_scale_ladder_extended"]
+    assert figures["figS_scale_ladder_extended"].inputs == ("results/extended/claims.json",)
+
+
+def test_a_model_is_either_decided_on_or_extended():
+    config = copy.deepcopy(load())
+    config["llm"]["models"].append(EXTENDED)
+    with pytest.raises(ConfigError, match="which 'llm.models' names too"):
+        validate(config)
+    added = copy.deepcopy(load())  # a recipe that decides on it adds it, and it is no longer extended
+    added["llm"]["add_models"] = [EXTENDED]
+    assert validate(added)["llm"]["extended_models"] == [] and EXTENDED in added["llm"]["models"]
+
+
+def test_all_plans_none_of_the_extended_work_and_extended_plans_all_of_it(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    default = planned(snakemake(workdir, "-n", "-p").stdout)
+    assert "extended_claims" not in default and "figS_scale_ladder_extended" not in default
+    assert all(EXTENDED not in jobs.values() for jobs in sum(default.values(), []))
+    extended = planned(snakemake(workdir, "-n", "-p", "extended").stdout)
+    assert extended["extended_claims"] == [{}] and extended["figS_scale_ladder_extended"] == [{}]
+    assert {"cache_llm", "llm_inputs"} <= set(extended)
+    assert any(jobs.get("model") == EXTENDED for jobs in extended["scores"])
+    assert "paper" not in extended  # the paper is the default run's
