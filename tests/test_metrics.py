@@ -60,15 +60,16 @@ def test_locality_is_the_share_of_rows_rising_toward_the_query():
     assert metrics.locality(mixed) == pytest.approx(0.5, abs=0.05)
 
 
-def test_the_key_slope_noise_is_the_halves_disagreement_and_predicts_locality():
+def test_the_key_slope_noise_is_the_halves_disagreement_row_by_row():
     rng = np.random.default_rng(0)
     noise = rng.normal(0, 1.0, (2, *CAUSAL.shape)) * CAUSAL
     same = 0.3 * CAUSAL * COLS
     assert metrics.key_slope_noise(same, same) == 0.0
     assert metrics.key_slope_noise(same + noise[0], same + noise[1]) > 0
-    assert metrics.positive_share(0.0, 1.0) == pytest.approx(0.5)
-    assert metrics.positive_share(1.2816, 1.0) == pytest.approx(0.9, abs=1e-4)
-    assert metrics.positive_share(0.1, 0.0) == 1.0
+    differences = metrics.key_slope_half_differences(same + noise[0], same + noise[1])
+    assert len(differences) == CAUSAL.shape[0] - 2  # rows with two keys or more
+    assert np.sqrt(np.mean(np.square(differences))) == pytest.approx(metrics.key_slope_noise(same + noise[0], same + noise[1]))
+    assert metrics.key_slope_half_differences(same, same) == [0.0] * (CAUSAL.shape[0] - 2)
 
 
 def test_key_slope_is_the_mean_score_gain_per_key_position():

@@ -8,7 +8,6 @@ pre-registration's ``measures:`` (config/claims.yaml), handed over as :class:`Me
 
 from __future__ import annotations
 
-import math
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -204,12 +203,6 @@ def key_slope_half_differences(half_a: np.ndarray, half_b: np.ndarray) -> list[f
     """Per query row: (half A's key slope - half B's) / 2, a draw of the sampling noise of that row's slope in the
     mean of the halves (rows near the start average fewer keys and are noisier; behind_rope.claims.power)."""
     return ((key_slopes(half_a) - key_slopes(half_b)) / 2).tolist()
-
-
-def positive_share(slope: float, noise: float) -> float:
-    """The share of queries with a positive key slope to expect when every query's slope is ``slope`` plus Gaussian
-    noise of spread ``noise``: the locality such a pattern would show."""
-    return 0.5 * (1 + math.erf(slope / (noise * math.sqrt(2)))) if noise > 0 else float(slope > 0)
 
 
 def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures) -> dict:

@@ -212,7 +212,7 @@ def claims_rows(claims: dict, values: dict[str, str], entries: dict) -> list[tup
               f"$\\max|\\text{{theory}}-\\text{{simulation}}| = {values['c1.error']}$ at $E={values['c1.dim']}$",
         "C2": f"smallest locality in layers $\\geq {values['c2.from_layer']}$: {values['c2.min_locality']}; "
               f"no-mask control at most {values['c2.control_max_locality']}",
-        "C3": f"i.i.d.\\ probe over {values['c3.seeds']} seeds: {values['c3.probe_summary']}; "
+        "C3": f"i.i.d.\\ probe over {values['c3.seed_phrase']}: {values['c3.probe_summary']}; "
               f"controls: {values['c3.controls_summary']}; Figure~3: {values['c3.panels_passed']} of "
               f"{values['c3.panels_total']} panels hold (Tables~\\ref{{tab:c3_seeds}} and~\\ref{{tab:c3_panels}})",
         "C4": f"smallest reliability in layers $\\geq {values['c4.from_layer']}$: {values['c4.min_reliability']}, "
