@@ -26,21 +26,20 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from statistics import NormalDist
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from behind_rope.claims.power import locality_power, row_noises, sequences_for_power  # noqa: E402
+from behind_rope.claims.power import locality_power, positive_shares, row_noises, sequences_for_power  # noqa: E402
 from behind_rope.config import load  # noqa: E402
 from behind_rope.maths.metrics import key_slope, key_slope_half_differences, locality  # noqa: E402
 
 
 def expected_share(slope: float, noises: list[float]) -> float:
     """The locality to expect were every row's slope ``slope``, each row with its own noise."""
-    return float(np.mean([NormalDist().cdf(slope / noise) if noise > 0 else float(slope > 0) for noise in noises]))
+    return float(np.mean(positive_shares(slope, noises)))
 
 
 def row_noise(scores: dict, layer_index: int, window: int) -> tuple[float, list[float], float]:

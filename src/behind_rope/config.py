@@ -191,9 +191,9 @@ def _check_data_references(config: dict) -> None:
     for spec in llm["inputs"].values():
         spec.update(asdict(TokenSet(**spec)))
     _check_llm_inputs(llm["inputs"], config["pretrained"])
-    for model in [*llm["models"], *llm["extended_models"]]:
+    every_model = {"llm": {**llm, "models": [*llm["models"], *llm["extended_models"]]}}
+    for model in every_model["llm"]["models"]:
         cut = config["pretrained"][model].get("layers")
-        every_model = {"llm": {**llm, "models": [*llm["models"], *llm["extended_models"]]}}
         deeper = [name for name, spec in llm["inputs"].items() if cut and spec["layers"] != "all" and spec["layers"] > cut
                   and model in set_models(every_model, name)]
         if deeper:

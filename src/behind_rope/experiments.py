@@ -497,6 +497,16 @@ def claims_settings(config: dict, criterion_commits: dict | None = None) -> dict
             "training": {"steps": config["training"]["steps"], "stop_when": config["training"]["stop_when"]}}
 
 
+def claims_inputs(config: dict, run_config: dict | None = None) -> dict:
+    """Every file the claims step reads, by name: the metrics those of ``run_config`` (default ``config``; the
+    extended target's config for its recorded claims), the rest the default run's."""
+    return {"derivation": RESULT_FILES["derivation"], "monte_carlo": "results/theory/monte_carlo.json",
+            "metrics": claims_metric_files(run_config or config),
+            "training": [twin_files(twin)["metrics"] for twin in trained_twins(config)],
+            "competence": [f"results/competence/{twin}.json" for twin in competence_twins(config)],
+            "gram": list(gram_files(config).values()), "position_claims": RESULT_FILES["position_claims"]}
+
+
 def claims_metric_files(config: dict) -> list[str]:
     """Every metrics file claims C1-C5 read, as ``results/metrics/<source>/<run>.json``."""
     runs = [f"{SIMULATION}/{variant}" for variant in simulation_claim_variants(config)]

@@ -57,13 +57,7 @@ rule position_claims:
 
 rule claims:
     input:
-        derivation="results/theory/derivation.json",
-        monte_carlo="results/theory/monte_carlo.json",
-        metrics=experiments.claims_metric_files(config),
-        training=[experiments.twin_files(twin)["metrics"] for twin in TRAINED],
-        competence=expand("results/competence/{twin}.json", twin=experiments.competence_twins(config)),
-        gram=experiments.gram_files(config).values(),
-        position_claims=rules.position_claims.output[0],
+        **experiments.claims_inputs(config),
     output:
         report("results/claims.json", caption="../report/claims.rst", category="Claims"),
     log:
@@ -92,13 +86,7 @@ rule claims:
 # scale ladder can read those models' C5 measures.  Recorded only: results/claims.json decides every claim.
 use rule claims as extended_claims with:
     input:
-        derivation="results/theory/derivation.json",
-        monte_carlo="results/theory/monte_carlo.json",
-        metrics=experiments.claims_metric_files(EXTENDED_CONFIG),
-        training=[experiments.twin_files(twin)["metrics"] for twin in TRAINED],
-        competence=expand("results/competence/{twin}.json", twin=experiments.competence_twins(config)),
-        gram=experiments.gram_files(config).values(),
-        position_claims=rules.position_claims.output[0],
+        **experiments.claims_inputs(config, EXTENDED_CONFIG),
     output:
         "results/extended/claims.json",
     log:

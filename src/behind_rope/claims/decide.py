@@ -192,9 +192,7 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
     same weights without the mask, and of every seed of the untrained twin, are controls that must fail
     the same rule.  Held-out text is recorded, and so is Figure 3, panel by panel.
     """
-    from statistics import NormalDist
-
-    from behind_rope.claims.power import locality_power, row_noises, sequences_for_power
+    from behind_rope.claims.power import locality_power, positive_shares, row_noises, sequences_for_power
     from behind_rope.claims.seeds import clears, seed_rule
 
     simulated = {name: _layer(simulation_metrics[name], amplification_layer)["key_slope"] for name in simulation_variants}
@@ -222,8 +220,8 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
         return row_noises(_layer(metrics[run], amplification_layer)["key_slope_half_differences"], row_noise_window)
 
     def locality_at_bound(run: str) -> float:
-        rows = noises(run)
-        return sum(NormalDist().cdf(bound_slope / noise) if noise > 0 else 1.0 for noise in rows) / len(rows)
+        shares = positive_shares(bound_slope, noises(run))
+        return sum(shares) / len(shares)
 
     def power(run: str) -> dict:
         rows = noises(run)

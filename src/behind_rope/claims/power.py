@@ -31,6 +31,11 @@ def row_noises(half_differences: list[float], window: int) -> list[float]:
     return noises
 
 
+def positive_shares(slope: float, noises: list[float]) -> list[float]:
+    """Each row's probability of a positive slope, were its true slope ``slope``: Phi(slope / noise_r)."""
+    return [NormalDist().cdf(slope / noise) if noise > 0 else float(slope > 0) for noise in noises]
+
+
 def pass_probability(shares: list[float], min_locality: float) -> float:
     """P(at least ``min_locality`` of the rows are positive) when row r is, independently, with ``shares[r]``."""
     counts = [1.0]  # counts[k]: the probability that k of the rows so far are positive
@@ -42,8 +47,7 @@ def pass_probability(shares: list[float], min_locality: float) -> float:
 
 def locality_power(slope: float, noises: list[float], min_locality: float) -> float:
     """The probability that a twin whose every row has ``slope`` passes the locality check at these row noises."""
-    shares = [NormalDist().cdf(slope / noise) if noise > 0 else float(slope > 0) for noise in noises]
-    return pass_probability(shares, min_locality)
+    return pass_probability(positive_shares(slope, noises), min_locality)
 
 
 def sequences_for_power(sequences: int, slope: float, noises: list[float], min_locality: float,

@@ -158,16 +158,13 @@ def load(config: dict, path: Path = TABLE) -> tuple[dict[str, str], dict[str, Fi
     ``llm.extended_models`` (the figures of the latter, and entries marked ``extended``, marked extended)."""
     table = load_yaml(Path(path).read_text())
     sections, models = table["sections"], list(config["llm"]["models"])
-    every_model = [*models, *config["llm"].get("extended_models", [])]
+    extended_models = list(config["llm"].get("extended_models", []))
     figures = {}
     for name, entry in table["figures"].items():
         marked = bool(entry.get("extended", False))
-        for model in (every_model if PER_MODEL in name else [None]):
-            extended = marked or model in every_model[len(models):]
-            figure = _figure(name, entry, sections, every_model if marked else models, model, config, extended)
-            if figure.extended and figure.paper != "none" and marked:
-                raise FigureTableError(f"Figure table error: '{name}' is extended, so it is not in the paper; give it "
-                                       "paper: none.")
+        for model in ([*models, *extended_models] if PER_MODEL in name else [None]):
+            figure = _figure(name, entry, sections, [*models, *extended_models] if marked else models, model, config,
+                             extended=marked or model in extended_models)
             figures[figure.name] = figure
     return sections, figures
 
