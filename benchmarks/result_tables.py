@@ -17,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "src"))
+from behind_rope.claims.outcome import part_outcome  # noqa: E402
 from behind_rope.claims.preregistration import history_markdown, load_history  # noqa: E402
 from results_doc import update  # noqa: E402
 
@@ -49,9 +50,12 @@ def _claim_line(claims: dict, name: str) -> str:
         line += f". What would decide it: {claim['undecided']['would_decide']}"
     models = claim["measured"].get("models") if isinstance(claim["measured"], dict) else None
     if models and all(isinstance(result, dict) and "passed" in result for result in models.values()):
-        passing = [model for model, result in models.items() if result["passed"]]
-        failing = [model for model, result in models.items() if not result["passed"]]
-        line += f". Passes for {', '.join(passing) or 'no model'}; fails for {', '.join(failing) or 'no model'}."
+        said = {model: part_outcome(result) for model, result in models.items()}
+        passing, failing = ([model for model, s in said.items() if s == outcome] for outcome in ("PASS", "FAIL"))
+        undecided = [model for model, s in said.items() if s == "UNDECIDED"]
+        line += (f". Passes for {', '.join(passing) or 'no model'}; "
+                 + (f"undecided for {', '.join(undecided)}; " if undecided else "")
+                 + f"fails for {', '.join(failing) or 'no model'}.")
     controls = claim.get("controls") if name != "C3" else None
     if controls:
         line += " Controls (each must fail): " + "; ".join(
@@ -169,14 +173,15 @@ def llm_table(claims: dict) -> str:
         cells += [f"{_number(v['raw_spread'], '.1f')} / {_number(v['pattern_spread'], '.2f')} / "
                   f"{_number(v['spread_ratio'], '.3f')} / {_number(v['noise_spread_ratio'], '.3f')}"
                   f"{' (counts)' if v['large'] else ''}" for v in result["layers"].values()]
-        rows.append(f"| {model} | " + " | ".join(cells) + f" | {_verdict(result['passed'])} |")
+        rows.append(f"| {model} | " + " | ".join(cells) + f" | **{part_outcome(result)}** |")
     rows.append("")
     for model, result in c5b.items():  # why each model passes or fails: the layers that count, and the control
         counting = [layer for layer, v in result["layers"].items() if v["large"]]
         noise = result["control_split_half_noise"]
         rows.append(f"- {model}: {len(counting)} layer(s) count ({', '.join(counting) or 'none'}); the noise reaches the "
                     f"bound in layer(s) {', '.join(map(str, noise['layers_at_or_above_threshold'])) or 'none'}"
-                    + (" (the control passes, which fails the claim)." if noise["passed"] else " (the control fails, as it must)."))
+                    + (" (the control passes: noise alone would reach the bound, so the model is UNDECIDED)."
+                       if noise["passed"] else " (the control fails, as it must)."))
 
     rows += ["", _claim_line(claims, "C5c"), "",
              "C5c, per layer of the Figure 5 run: the first keys' contrast against mid-context keys, mean (halves), in "
@@ -262,8 +267,8 @@ def position_table(claims: dict) -> str:
     c6, c7, c8a, c8b, c9 = (claims[name]["measured"] for name in ("C6", "C7", "C8a", "C8b", "C9"))
     sinks = claims["C9"]["sink_head_counts"]
     rows = ["| model | C6: heads carrying the mask's position, layers 2-4 (no mask) | C7: R'/R signed, by replacement "
-            "(floor) | C8a: fall of abs(R) / floor, by NTK factor | C9: sink heads by layer; patch effect position 0 / "
-            "middle / floor |", "|---|---|---|---|---|"]
+            "(floor) | C8a: fall of abs(R) / floor, by NTK factor | C9: sink heads by layer (from layer 1); in each "
+            "layer with sink heads, patch effect position 0 / middle / floor |", "|---|---|---|---|---|"]
     for model, c7_result in c7["models"].items():
         c6_result = c6["models"][model]
         carrying = " ".join(f"{row['heads_carrying']}/{row['heads']}" for row in c6_result["probe"]["layers"].values())
@@ -275,7 +280,8 @@ def position_table(claims: dict) -> str:
         c9_result = c9["models"][model]
         effects = "; ".join(
             f"L{layer}: {_number(row['effect'], '.3f')} / {_number(c9_result['middle']['layers'][layer]['effect'], '.3f')}"
-            f" / {_number(row['floor'], '.1e')}" for layer, row in c9_result["position0"]["layers"].items())
+            f" / {_number(row['floor'], '.1e')}" for layer, row in c9_result["position0"]["layers"].items()
+            if row["sink_heads"]) or "no sink heads"
         counts = " ".join(str(count) for count in sinks[model].values())
         rows.append(f"| {model} | {carrying}; {no_mask} ({_verdict(c6_result['passed'])}) | {ratios} "
                     f"({_number(c7_result['noise_floor'], '.2f')}; {c7_result['role']}, {_verdict(c7_result['passed'])}) | "
@@ -295,13 +301,15 @@ def position_table(claims: dict) -> str:
                  "(recorded): " + ", ".join(f"{kind} layers {_number(row['mean_value'], '.3f')} against a floor of "
                                             f"{_number(row['mean_floor'], '.3f')} ({len(row['layers'])} layers)"
                                             for kind, row in check["by_type"].items())]
-    rows += ["", "C9, recorded and deciding nothing, per model: by layer, the effect on the even / odd sequences; and with "
-             "the sink heads chosen on the even sequences, the effect on the odd ones (their floor): " + "; ".join(
-                 f"{model} " + ", ".join(
+    rows += ["", "C9, recorded and deciding nothing, per model, in the layers with sink heads: the effect on the even / "
+             "odd sequences; and with the sink heads chosen on the even sequences, the effect on the odd ones (their "
+             "floor): " + "; ".join(
+                 f"{model} " + (", ".join(
                      f"L{layer}: {_number(row['effect_halves'][0], '.3f')} / {_number(row['effect_halves'][1], '.3f')}"
-                     for layer, row in result["position0"]["layers"].items()) + " | held out "
-                 + ", ".join(f"L{layer} ({len(row['sink_heads'])} heads): {_number(row['effect'], '.3f')} "
-                             f"({_number(row['floor'], '.1e')})" for layer, row in result["held_out"]["layers"].items())
+                     for layer, row in result["position0"]["layers"].items() if row["sink_heads"]) or "none") + " | held out "
+                 + (", ".join(f"L{layer} ({len(row['sink_heads'])} heads): {_number(row['effect'], '.3f')} "
+                              f"({_number(row['floor'], '.1e')})" for layer, row in result["held_out"]["layers"].items()
+                              if row["sink_heads"]) or "none")
                  + f", the rule met in {result['held_out']['layers_meeting_rule']} layers"
                  for model, result in c9["models"].items())]
     rows += [line for name in ("C6", "C7", "C8a", "C8b", "C9") for line in ("", _claim_line(claims, name))]
@@ -318,7 +326,7 @@ def ladder_table(claims: dict) -> str:
     rows = ladder_rows(claims)
     for k, row in enumerate(rows):
         first = k == 0 or rows[k - 1]["model"] != row["model"]
-        verdicts = " / ".join("PASS" if passed else "FAIL" for passed in row["verdicts"].values())
+        verdicts = " / ".join(row["verdicts"].values())
         lines.append(" | ".join([
             f"| {row['model'] if first else ''}", f"{row['parameters'] / 1e6:,.0f}M" if first else "",
             str(row["figure5_sequences"]) if first else "", str(row["layer"]), _number(row["structure"], ".2f"),

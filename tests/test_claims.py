@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 
@@ -276,12 +278,15 @@ def _quiet(run):
     return run
 
 
+def _c5_metrics(text, iid, no_mask=(0.0, 0.0, 0.0, 0.0), layer_types=None, figure5=None, model="m"):
+    return {f"{model}/text_causal": _llm_run(text, layer_types), f"{model}/random_causal": _llm_run(iid),
+            f"{model}/random_noncausal": _quiet(_llm_run(no_mask)), f"{model}/fig5_causal": figure5 or _llm_run(text)}
+
+
 def _c5(text, iid, no_mask=(0.0, 0.0, 0.0, 0.0), layer_types=None, figure5=None):
     from behind_rope.claims.llm import claims_c5
 
-    metrics = {"m/text_causal": _llm_run(text, layer_types), "m/random_causal": _llm_run(iid),
-               "m/random_noncausal": _quiet(_llm_run(no_mask)), "m/fig5_causal": figure5 or _llm_run(text)}
-    return claims_c5(metrics, RUNS_C5, C5)
+    return claims_c5(_c5_metrics(text, iid, no_mask, layer_types, figure5), RUNS_C5, C5)
 
 
 def test_c5a_passes_with_structure_after_layer_1_and_noise_in_layer_1_on_iid_tokens():
@@ -313,8 +318,22 @@ def test_c5b_needs_a_pattern_large_against_the_raw_scores_and_beyond_the_noise()
     noisy = _llm_run(text)
     for row in noisy["layers"]:
         row["noise_spread_ratio"] = 0.08  # the control: sampling noise alone is as wide
-    result = _c5(text, iid, figure5=noisy)["C5b"]["measured"]["models"]["m"]
-    assert not result["passed"] and result["control_split_half_noise"]["passed"]
+    claim = settle(_c5(text, iid, figure5=noisy)["C5b"])
+    result = claim["measured"]["models"]["m"]
+    assert result["control_split_half_noise"]["passed"]
+    # A noise control that passes cannot tell the pattern from noise: UNDECIDED, with the documents that would
+    # resolve it (the noise falling as one over their root: 16 x (0.08 / 0.05)^2, rounded up).
+    noise = result["preconditions"]["noise_control"]
+    assert result["outcome"] == claim["outcome"] == "UNDECIDED" and not noise["passed"]
+    assert noise["documents_to_resolve"] == math.ceil(16 * (0.08 / 0.05) ** 2)
+    assert f"about {noise['documents_to_resolve']} Figure 5 documents" in claim["undecided"]["would_decide"]
+    # A model decided to fail fails the claim, whatever the undecided one would show.
+    from behind_rope.claims.llm import claims_c5
+
+    metrics = _c5_metrics(text, iid, figure5=noisy) | _c5_metrics(text, iid, figure5=small, model="n")
+    runs = RUNS_C5 | {"n": {role: run.replace("m/", "n/") for role, run in RUNS_C5["m"].items()}}
+    both = settle(claims_c5(metrics, runs, C5)["C5b"])
+    assert both["outcome"] == "FAIL" and both["preconditions"]["models_decided"]["failing"] == ["n"]
 
 
 def test_c5c_needs_the_first_keys_beyond_their_noise_floor_in_either_direction():

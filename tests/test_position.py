@@ -122,27 +122,38 @@ def test_per_head_log_z_and_sink_match_the_raw_scores(causal):
         np.testing.assert_allclose(result["sink"][:, :, 0], 1.0, rtol=1e-6)
 
 
-def test_patching_position_0_from_the_same_first_token_changes_nothing():
+def test_patching_every_layer_records_the_effects_and_the_sink_attention():
+    from behind_rope.llm.extract import record_scores
     from behind_rope.position.patching import patching_effects
 
-    model = tiny_model("llama")
+    model = tiny_model("llama")  # 3 layers
     tokens = torch.randint(3, 64, (4, 16), generator=torch.Generator().manual_seed(0))
-    tokens[:, 0] = 1  # one BOS: position 0 is the same state in every sequence
-    effects = patching_effects(model, tokens, [2], control_position=8)
-    changes = {name: max(patch["layers"]["2"]["head_output_change"]) for name, patch in effects["patches"].items()}
-    assert changes["position0_same_first"] < 1e-5  # the closed system: the noise floor is float noise
-    assert changes["position0"] > 1e-3 and changes["middle"] > 1e-3  # the other patches change something
+    tokens[:, 0] = 1  # one BOS
+    effects = patching_effects(model, tokens, from_layer=2, control_position=8, sink_from_query=4)
+    assert effects["layers"] == [2, 3] and set(effects["patches"]) == {"position0", "middle"}
+    for layer in ("2", "3"):
+        changes = {name: max(patch["layers"][layer]["head_output_change"]) for name, patch in effects["patches"].items()}
+        assert changes["position0"] > 1e-3 and changes["middle"] > 1e-3, layer
     assert effects["queries_from"] == 9 and len(effects["patches"]["middle"]["layers"]["2"]["log_z_change"]) == 4
-    in_batches = patching_effects(model, tokens, [2], control_position=8, batch_size=3)  # memory stays flat
+    # In batches, each donor comes from its own pass; in one batch, from the batch itself: the same effects.
+    in_batches = patching_effects(model, tokens, from_layer=2, control_position=8, sink_from_query=4, batch_size=3)
     for name, patch in effects["patches"].items():
-        for key in ("head_output_change", "head_output_change_halves"):
-            np.testing.assert_allclose(in_batches["patches"][name]["layers"]["2"][key], patch["layers"]["2"][key],
-                                       rtol=1e-4, atol=1e-6)
+        for layer in ("2", "3"):
+            for key in ("head_output_change", "head_output_change_halves"):
+                np.testing.assert_allclose(in_batches["patches"][name]["layers"][layer][key], patch["layers"][layer][key],
+                                           rtol=1e-4, atol=1e-6)
     # Each half alone (the even sequences, then the odd ones, each with its own donors) gives its own change.
     halves = effects["patches"]["position0"]["layers"]["2"]["head_output_change_halves"]
     assert halves[0] != halves[1]
     whole = np.asarray(effects["patches"]["position0"]["layers"]["2"]["head_output_change"])
     assert np.all((whole >= np.minimum(*halves) - 1e-6) & (whole <= np.maximum(*halves) + 1e-6))
+    # The sink heads' attention, at every layer, is the score recorder's, over all sequences and half A.
+    recorded = record_scores(model, [tokens], range(3), per_head=True).result()
+    for k, layer in enumerate(("1", "2", "3")):
+        for name, key in (("all", "sink"), ("half_a", "sink_half_a")):
+            np.testing.assert_allclose(effects["sink_attention"][name][layer], recorded[key][k][:, 4:].mean(-1), rtol=1e-5)
+            np.testing.assert_allclose(in_batches["sink_attention"][name][layer], recorded[key][k][:, 4:].mean(-1),
+                                       rtol=1e-5)
 
 
 @pytest.mark.parametrize("architecture", ["llama", "qwen2", "gemma3_text"])
@@ -271,22 +282,42 @@ def test_a_band_with_a_sign_flip_reports_no_fraction_removed():
 
 
 def test_c8a_needs_the_first_key_component_to_fall_beyond_noise_and_the_simulation_not_to():
-    metrics = {"m/first": _metrics([_row(first=2.0)] * 4), "m.ntk2/first": _metrics([_row(first=1.0)] * 4),
+    from behind_rope.claims.outcome import settle
+
+    def metrics_of(rows):
+        return _metrics(rows) | {"metadata": {"sequences": 16}}
+
+    metrics = {"m/first": metrics_of([_row(first=2.0)] * 4), "m.ntk2/first": metrics_of([_row(first=1.0)] * 4),
                "s/ref": _metrics([_row(first=2.0)] * 4), "s/ntk2": _metrics([_row(first=2.0)] * 4)}
     runs, simulation = {"m": {"1": "m/first", "2": "m.ntk2/first"}}, {"1": "s/ref", "2": "s/ntk2"}
-    decided = claim_c8a(metrics, runs, simulation, layers=[2, 3, 4], floor_multiple=2.0)
-    assert decided["passed"]
+
+    def decide():
+        return settle(claim_c8a(metrics, runs, simulation, layers=[2, 3, 4], floor_multiple=2.0, min_resolvable_fall=0.2))
+
+    assert decide()["outcome"] == "PASS"
     # The margin is recorded with each check, so that the figure draws the one the rule used.
-    assert decided["measured"]["models"]["m"]["floor_multiple"] == decided["measured"]["simulation"]["floor_multiple"] == 2.0
+    assert decide()["measured"]["models"]["m"]["floor_multiple"] == decide()["measured"]["simulation"]["floor_multiple"] == 2.0
     metrics["s/ntk2"] = _metrics([_row(first=1.0)] * 4)  # the simulation falls as much: the control passes
-    assert not claim_c8a(metrics, runs, simulation, layers=[2, 3, 4], floor_multiple=2.0)["passed"]
-    metrics["s/ntk2"], metrics["m.ntk2/first"] = metrics["s/ref"], _metrics([_row(first=1.98, halves=0.2)] * 4)
-    assert not claim_c8a(metrics, runs, simulation, layers=[2, 3, 4], floor_multiple=2.0)["passed"]  # within noise
+    assert decide()["outcome"] == "FAIL"
+    # Within a noise that could see a fall of a fifth of |R| (2 floors = 0.08 <= 0.4): a decided FAIL.
+    metrics["s/ntk2"], metrics["m.ntk2/first"] = metrics["s/ref"], metrics_of([_row(first=1.98, halves=0.02)] * 4)
+    assert decide()["outcome"] == "FAIL"
+    # A noise that could hide such a fall (2 floors = 0.8 > 0.4): the power precondition fails, UNDECIDED, with
+    # the sequences that would resolve it (16 x (0.8 / 0.4)^2 = 64).
+    metrics["m.ntk2/first"] = metrics_of([_row(first=1.98, halves=0.2)] * 4)
+    undecided = decide()
+    assert undecided["outcome"] == "UNDECIDED" and not undecided["passed"]
+    power = undecided["measured"]["models"]["m"]["factors"]["2"]["preconditions"]["power"]
+    assert not power["passed"] and power["sequences_to_resolve"] == 64
+    assert "64 sequences" in undecided["undecided"]["would_decide"]
+    # ... unless the simulation control passes, which fails the claim whatever the data.
+    metrics["s/ntk2"] = _metrics([_row(first=1.0)] * 4)
+    assert decide()["outcome"] == "FAIL"
 
 
 def _window_run(slopes, types, window=None, noise=0.01):
     arrays = _per_head(slopes, seq_len=40, noise=noise)
-    return arrays | {"metadata": {"layer_types": types, "sliding_window": window}}
+    return arrays | {"metadata": {"layer_types": types, "sliding_window": window, "sequences": 8}}
 
 
 def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_window():
@@ -294,9 +325,12 @@ def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_w
     flat = _window_run([0.3, 0.1, 0.4, 0.2, 0.3, 0.1], ["full_attention"] * 6)
     runs = {"g/long": sliding, "s/long": flat}
 
+    from behind_rope.claims.outcome import settle
+
     def decide(min_query, control="s/long"):
-        return claim_c8b(lambda run: runs[run], lambda run: runs[run]["metadata"], {"sliding": "g/long", "no_window": control},
-                         {}, min_query=min_query, min_depth_correlation=0.5, floor_multiple=2.0, min_layer_share=0.5)
+        return settle(claim_c8b(lambda run: runs[run], lambda run: runs[run]["metadata"],
+                                {"sliding": "g/long", "no_window": control}, {}, min_query=min_query, min_depth_correlation=0.5,
+                                floor_multiple=2.0, min_layer_share=0.5, min_resolvable_slope=0.25))
 
     assert decide(16)["passed"]
     assert decide(16)["measured"]["sliding"]["floor_multiple"] == 2.0  # the margin the figure's band draws
@@ -312,46 +346,67 @@ def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_w
                                  noise=3.0)
     noisy = decide(16)
     assert noisy["measured"]["sliding"]["depth_correlation"] >= 0.5 and not noisy["passed"]
+    # ... and where those floors could hide a slope of 0.25, the data cannot say: UNDECIDED, with the sequences
+    # at which every sliding layer would be resolved.
+    power = noisy["measured"]["sliding"]["preconditions"]["power"]
+    assert noisy["outcome"] == "UNDECIDED" and not power["passed"] and power["sequences_to_resolve"] > 8
+    assert "sequences of the long inputs" in noisy["undecided"]["would_decide"]
+    # Floors small enough to see a slope of 0.25, and slopes below 2 of them: a decided FAIL.
+    runs["g/long"] = _window_run([0.01, 0.02, 0.03, 0.04, 0.05, 1.0], ["sliding_attention"] * 5 + ["full_attention"],
+                                 window=16, noise=0.05)
+    small = decide(16)
+    assert small["measured"]["sliding"]["preconditions"]["power"]["passed"] and small["outcome"] == "FAIL"
+    assert decide(8)["outcome"] == "FAIL"  # a window that does not bind fails whatever the floors
 
 
-def _patching(position0, middle, floor=1e-7, half_b=None, same_first_gap=0.0, different_first_gap=0.3):
+def _patching(position0, middle, half_b=None, same_first_gap=0.0, different_first_gap=0.3, sink=0.9, sink_layers=(1, 2, 3, 4)):
+    """A patching record of layers 2-4 whose head 0 is a sink head (mean attention ``sink`` to key 0) in ``sink_layers``."""
     def patch(value, position, half_b=None):
         halves = [[value, 0.0], [value if half_b is None else half_b, 0.0]]
         return {"position": position, "layers": {str(layer): {"head_output_change": [value, 0.0],
                                                               "head_output_change_halves": halves,
                                                               "log_z_change": [0.1, 0.0]}
                                                  for layer in (2, 3, 4)}}
-    return {"patches": {"position0": patch(position0, 0, half_b), "position0_same_first": patch(floor, 0),
-                        "middle": patch(middle, 8)},
+    attention = {str(layer): [sink if layer in sink_layers else 0.1, 0.1] for layer in (1, 2, 3, 4)}
+    return {"patches": {"position0": patch(position0, 0, half_b), "middle": patch(middle, 8)}, "layers": [2, 3, 4],
+            "sink_attention": {"from_query": 16, "all": attention, "half_a": attention},
             "queries_from": 9, "closed_system": {"same_first_token": [same_first_gap],
                                                   "different_first_tokens": [0.0, different_first_gap],
                                                   "first_token": "<bos>"}}
 
 
+C9_RULE = dict(sink_from_query=16, sink_min_attention=0.5, min_relative_change=0.1, floor_multiple=2.0, min_layers=2,
+               min_layer_share=0.5, max_closed_system_gap=1e-5)
+
+
 def test_c9_needs_the_sink_heads_to_read_position_0_and_not_the_middle():
-    sink = np.zeros((4, 2, 32))
-    sink[:, 0] = 0.9  # head 0 of every layer is a sink head
-    scores = {"m/first": {"sink": sink, "sink_half_a": sink, "layers": np.arange(1, 5)}}
-    settings = dict(layers=[2, 3, 4], sink_from_query=16, sink_min_attention=0.5, min_relative_change=0.1,
-                    floor_multiple=2.0, min_layers=2, max_closed_system_gap=1e-5)
-    passed = claim_c9(scores.get, {"m": _patching(0.5, 0.01)}, {"m": "m/first"}, **settings)
+    def c9(**patching):
+        return claim_c9({"m": _patching(**patching)}, {"m": "m/first"}, **C9_RULE)
+
+    passed = c9(position0=0.5, middle=0.01)
     assert passed["passed"] and passed["sink_head_counts"]["m"] == {"1": 1, "2": 1, "3": 1, "4": 1}
-    assert not claim_c9(scores.get, {"m": _patching(0.5, 0.5)}, {"m": "m/first"}, **settings)["passed"]  # the middle too
-    assert not claim_c9(scores.get, {"m": _patching(0.05, 0.01)}, {"m": "m/first"}, **settings)["passed"]  # too small
-    assert not claim_c9(scores.get, {"m": _patching(0.5, 0.01, floor=0.3)}, {"m": "m/first"}, **settings)["passed"]  # noise
+    assert not c9(position0=0.5, middle=0.5)["passed"]  # the middle too
+    assert not c9(position0=0.05, middle=0.01)["passed"]  # too small
+    # The floor is sampling noise, the difference of the halves: two halves far apart are no effect.
+    noisy = c9(position0=0.5, middle=0.01, half_b=0.2)
+    assert not noisy["passed"] and noisy["measured"]["models"]["m"]["position0"]["layers"]["2"]["floor"] == pytest.approx(0.3)
+    assert passed["measured"]["models"]["m"]["position0"]["layers"]["2"]["floor"] == 0.0
     # Position 0 is a closed system only if the same first token gives the same state, and another one another state.
     for gaps in ({"same_first_gap": 0.01}, {"different_first_gap": 0.0}):
-        assert not claim_c9(scores.get, {"m": _patching(0.5, 0.01, **gaps)}, {"m": "m/first"}, **settings)["passed"], gaps
+        assert not c9(position0=0.5, middle=0.01, **gaps)["passed"], gaps
     assert passed["controls"]["m: middle position patched"] == {"passed": False, "testable": True}
+    # Sink heads in 2 of the 3 patched layers, both read: it passes; in 1, it cannot reach 2 layers.
+    assert c9(position0=0.5, middle=0.01, sink_layers=(3, 4))["passed"]
+    one = c9(position0=0.5, middle=0.01, sink_layers=(4,))
+    assert not one["passed"] and one["measured"]["models"]["m"]["position0"]["layers_with_sink_heads"] == 1
     # Recorded, deciding nothing: the heads chosen on half A, the patch measured on half B.
     held_out = passed["measured"]["models"]["m"]["held_out"]
     assert held_out["rule_met"] and held_out["layers"]["2"]["sink_heads"] == [0]
     assert passed["measured"]["models"]["m"]["position0"]["layers"]["2"]["effect_halves"] == [0.5, 0.5]
-    weak_on_b = claim_c9(scores.get, {"m": _patching(0.5, 0.01, half_b=0.05)}, {"m": "m/first"}, **settings)
-    assert weak_on_b["passed"] and not weak_on_b["measured"]["models"]["m"]["held_out"]["rule_met"]
+    weak_on_b = c9(position0=0.5, middle=0.01, half_b=0.05)
+    assert not weak_on_b["measured"]["models"]["m"]["held_out"]["rule_met"]
     assert weak_on_b["measured"]["models"]["m"]["held_out"]["layers"]["3"]["effect"] == 0.05
-    sink[:] = 0.1  # no sink heads: nothing reads position 0
-    without = claim_c9(scores.get, {"m": _patching(0.5, 0.01)}, {"m": "m/first"}, **settings)
+    without = c9(position0=0.5, middle=0.01, sink=0.1)  # no sink heads: nothing reads position 0
     assert not without["passed"]
     # The control fails too, but it had nothing to change: the record says it tested nothing.
     assert without["controls"]["m: middle position patched"] == {"passed": False, "testable": False}

@@ -459,11 +459,13 @@ def position_models(config: dict) -> list[str]:
 
 
 def patching_settings(config: dict, model: str) -> dict:
-    """Claim C9's patches on one model (behind_rope.position.patching), and the closed-system check of position 0 on
-    the first ``closed_system_seq_len`` tokens of the same sequences (claims.C9.runs)."""
+    """Claim C9's patches on one model (behind_rope.position.patching) at every layer from ``from_layer``, with
+    the attention to key 0 its sink heads are chosen by, and the closed-system check of position 0 on the first
+    ``closed_system_seq_len`` tokens of the same sequences (claims.C9.runs)."""
     c9 = claim_arguments(config, "C9")
     return {"model": model, "source": llm_source(config, model), "device": config["llm"]["device"],
-            "dtype": config["llm"]["dtype"], "layers": c9["layers"], "control_position_fraction": c9["control_position_fraction"],
+            "dtype": config["llm"]["dtype"], "from_layer": c9["from_layer"], "sink_from_query": c9["sink_from_query"],
+            "control_position_fraction": c9["control_position_fraction"],
             "batch_size": config["llm"]["batch_size"], "closed_system_seq_len": c9["closed_system_seq_len"]}
 
 

@@ -10,12 +10,12 @@
 # %% [markdown]
 # # Patching position 0 and the middle position (claim C9)
 #
-# For each model, by checked layer, the relative change of the sink heads' outputs (mean over the
+# For each model, by patched layer, the relative change of the sink heads' outputs (mean over the
 # layer's sink heads, later queries) when, at the layer's input, the residual state of position 0 is
-# replaced by that of an input with a different first token (the claim), when the middle position is
-# replaced the same way (the control), and when position 0 is replaced from an input with the same
-# first token (the noise floor: a closed system changes nothing).  Log y-axis: a change of exactly 0
-# is drawn on the lower edge as a down-pointing triangle; a layer without sink heads has no value.
+# replaced by that of an input with a different first token (the claim) and when the middle position
+# is replaced the same way (the control), with the noise floor (the difference of the effect on the
+# even and the odd sequences).  Log y-axis: a value of exactly 0 is drawn on the lower edge as a
+# down-pointing triangle; a layer without sink heads has no value and a grey band.
 # Read from `results/claims/position.json` (C9).
 
 # %%
@@ -38,7 +38,7 @@ def series(model_result):
     return [("position 0, different first token", "C3", "o", {int(k): value(r["effect"]) for k, r in position0.items()}),
             (f"middle position ({model_result['middle_position']})", "C0", "s",
              {int(k): value(r["effect"]) for k, r in middle.items()}),
-            ("position 0, same first token (floor)", "grey", "D", {int(k): value(r["floor"]) for k, r in position0.items()})]
+            ("noise floor (even - odd sequences)", "grey", "D", {int(k): value(r["floor"]) for k, r in position0.items()})]
 
 
 positive = [v for result in c9.values() for *_, values in series(result) for v in values.values() if v > 0]
@@ -54,15 +54,14 @@ for ax, (model, result) in zip(axes[0], c9.items(), strict=True):
         if zeros:
             ax.plot(zeros, [bottom] * len(zeros), "v", color=colour, markersize=5, clip_on=False)
     for layer, row in result["position0"]["layers"].items():
-        if not row["sink_heads"]:
-            ax.text(int(layer), 0.5, "no sink\nheads", fontsize=6, ha="center", va="center", color="grey",
-                    transform=ax.get_xaxis_transform())
+        if not row["sink_heads"]:  # a grey band: nothing to read there
+            ax.axvspan(int(layer) - 0.5, int(layer) + 0.5, color="0.92", lw=0, zorder=0)
     checked = [int(layer) for layer in result["position0"]["layers"]]
     ax.set_xlim(min(checked) - 0.5, max(checked) + 0.5)
     ax.set_yscale("log")
     ax.set_ylim(bottom, top)
-    sinks = [len(row["sink_heads"]) for row in result["position0"]["layers"].values()]
-    style_panel(ax, f"{model} (sink heads per layer: {', '.join(map(str, sinks))})", "layer",
+    with_sinks = sum(bool(row["sink_heads"]) for row in result["position0"]["layers"].values())
+    style_panel(ax, f"{model}: sink heads in {with_sinks} of {len(checked)} layers", "layer",
                 "relative change of sink-head outputs" if ax is axes[0, 0] else "", legend=False)
     layer_axis(ax, checked)
 handles, labels = axes[0, -1].get_legend_handles_labels()

@@ -13,6 +13,8 @@ value here is one the C5 claims recorded; nothing is measured anew.
 
 from __future__ import annotations
 
+from behind_rope.claims.outcome import part_outcome
+
 C5_PARTS = ("C5a", "C5b", "C5c", "C5d")
 # column: (claim, what its value is, as an axis label)
 MEASURES = {
@@ -51,7 +53,7 @@ def ladder_rows(claims: dict) -> list[dict]:
     a, b, c, d = (claims[name]["measured"]["models"] for name in C5_PARTS)
     rows = []
     for model in ladder_models(claims):
-        verdicts = {name: claims[name]["measured"]["models"][model]["passed"] for name in C5_PARTS}
+        verdicts = {name: part_outcome(claims[name]["measured"]["models"][model]) for name in C5_PARTS}
         for layer in ladder_layers(claims):
             key = str(layer)
             rows.append({

@@ -23,6 +23,10 @@ Every constant is in the pre-registration (config/claims.yaml).
 
 from __future__ import annotations
 
+import math
+
+from behind_rope.claims.outcome import decided_by_parts, part_outcome, precondition
+
 LLM_KEYS = ("block_reliability", "split_half_reliability", "nonrelative_index", "start_deficit")
 DECOMPOSITION_KEYS = ("relative_share", "query_offset_share", "visible_share", "paper_nonrelative_share", "sink",
                       "key_profile_share", "start_deficit_paper", "start_deficit_visible")
@@ -78,9 +82,35 @@ def _stands_apart(row: dict, key: str, noise_key: str, min_over_noise: float) ->
 
 
 def _per_model(statement: str, threshold: str, models: dict) -> dict:
-    """A claim decided per model: it passes when every model passes."""
-    return {"statement": statement, "threshold": threshold, "measured": {"models": models},
-            "passed": all(model["passed"] for model in models.values())}
+    """A claim decided per model: it passes when every model passes.  Where models carry preconditions, the
+    claim is decided when every model is, or when a decided model fails it (behind_rope.claims.outcome)."""
+    claim = {"statement": statement, "threshold": threshold, "measured": {"models": models},
+             "passed": all(model["passed"] for model in models.values())}
+    if any("preconditions" in model for model in models.values()):
+        claim["preconditions"] = {"models_decided": decided_by_parts(models, "model")}
+    return claim
+
+
+def documents_to_resolve(noises, documents: int, bound: float, layers: int) -> int:
+    """The documents at which the split-half noise's ratio would fall below ``bound`` in ``layers`` of the
+    layers, the noise falling as one over the root of the documents (each half's mean has that error)."""
+    needed = sorted(documents * max(1.0, (noise / bound) ** 2) for noise in noises)
+    return math.ceil(round(needed[layers - 1], 6))  # rounded first: a float's last bit adds no document
+
+
+def noise_control(rows: dict, documents: int, min_spread_ratio: float, min_layers: int) -> dict:
+    """C5b's noise control as a precondition: the split-half noise alone must stay below the bound in at least
+    ``min_layers`` of the layers, else the bound is not resolved (the noise would pass the claim by itself)."""
+    noises = [r["noise_spread_ratio"] for r in rows.values()]
+    quiet = [layer for layer, r in rows.items() if r["noise_spread_ratio"] < min_spread_ratio]
+    needed = documents_to_resolve(noises, documents, min_spread_ratio, min_layers)
+    return precondition(
+        len(quiet) >= min_layers,
+        f"the split-half noise's spread ratio is below {min_spread_ratio} in layers {quiet or 'none'} of "
+        f"{list(rows)} at {documents} documents (at least {min_layers} needed)",
+        f"about {needed:,} Figure 5 documents (llm.inputs.fig5.sequences), where the noise would fall below the "
+        "bound in enough layers",
+        documents=documents, documents_to_resolve=needed, quiet_layers=quiet)
 
 
 def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
@@ -128,8 +158,11 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
 
         rows_b = {layer: row(figure5, layer) for layer in c5b["layers"]}
         noise_large = [layer for layer, r in rows_b.items() if r["noise_spread_ratio"] >= c5b["min_spread_ratio"]]
+        documents = metrics[figure5]["metadata"]["sequences"]
         magnitude[model] = {
-            "passed": sum(large(r) for r in rows_b.values()) >= c5b["min_layers"] and len(noise_large) < c5b["min_layers"],
+            "passed": sum(large(r) for r in rows_b.values()) >= c5b["min_layers"],
+            "preconditions": {"noise_control": noise_control(rows_b, documents, c5b["min_spread_ratio"],
+                                                             c5b["min_layers"])},
             "layers": {str(layer): {"spread_ratio": r["spread_ratio"], "noise_spread_ratio": r["noise_spread_ratio"],
                                     "raw_spread": r["raw_spread"], "pattern_spread": r["pattern_spread"],
                                     "large": large(r)} for layer, r in rows_b.items()},
@@ -137,6 +170,7 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
                                          "passed": len(noise_large) >= c5b["min_layers"]},
             "layer_1": {key: row(figure5, 1)[key] for key in ("spread_ratio", "noise_spread_ratio")},
         }
+        magnitude[model]["outcome"] = part_outcome(magnitude[model])
 
         def apart(run):
             keys = ("first_keys_contrast", "first_keys_contrast_halves", "first_keys_noise", "sink_contrast",
@@ -195,8 +229,8 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
             "against [-10, 10]).",
             f"per model, in at least {c5b['min_layers']} of layers {c5b['layers']} of the Figure 5 run: the "
             f"quantile width of the diagonal-normalised scores (as drawn) is >= {c5b['min_spread_ratio']} of the raw "
-            f"scores' and >= {c5b['min_over_noise']:g} x the split-half noise's; the noise itself reaches "
-            f"{c5b['min_spread_ratio']} in fewer than {c5b['min_layers']} layers",
+            f"scores' and >= {c5b['min_over_noise']:g} x the split-half noise's; decided where the noise itself stays "
+            f"below {c5b['min_spread_ratio']} in at least {c5b['min_layers']} layers (else UNDECIDED)",
             magnitude),
         "C5c": _per_model(
             "The non-relative pattern singles out the first few keys (key 0, the attention sink, "

@@ -235,7 +235,7 @@ def claims_rows(claims: dict, values: dict[str, str], entries: dict) -> list[tup
         "C8b": f"rank correlation of the slope with depth over the {values['c8b.checked']} sliding-window layers of "
                f"{values['c8b.model']}: {values['c8b.correlation']}, {values['c8b.above']} of them above the floor; "
                f"{values['c8b.control_model']} (control): {values['c8b.control_correlation']}",
-        "C9": f"sink heads in layers {values['c9.layers']}: {values['c9.sink_heads']}; position-0 patch "
+        "C9": f"sink heads from layer {values['c9.from_layer']} on: {values['c9.sink_heads']}; position-0 patch "
               f"{values['c9.effect']}, middle {values['c9.middle_effect']}; passes for {values['c9.models_passed']}, "
               f"fails for {values['c9.models_failed']} (Table~\\ref{{tab:position}})",
     }

@@ -92,7 +92,9 @@ def c5_values(claims: dict, settings: dict) -> dict[str, str]:
         "c5b.quote": quote_tex(entries["C5b"]["paper"]["quote"]),
         "c5b.noise_outcome": "for every model the noise stays below the bound in enough layers, as a control must"
         if not noisy else f"for {models(noisy)} the noise itself reaches the bound in {b_args['min_layers']} or more "
-        "of those layers, which alone fails the claim there",
+        "of those layers, so that the data cannot resolve it: \\C{5b} is undecided there, and would be decided at "
+        + listing(f"about {number(b[n]['preconditions']['noise_control']['documents_to_resolve'])} documents for "
+                  f"{model_name(n)}" for n in noisy),
     }
 
     # C5c, the first keys: in which direction they stand apart, and key 0 on its own.
@@ -183,7 +185,8 @@ def c5b_table(claims: dict) -> str:
         rows += [(layer, number(r["raw_spread"], 1), number(r["pattern_spread"]), number(r["spread_ratio"], 3),
                   number(r["noise_spread_ratio"], 3), "yes" if r["large"] else "no") for layer, r in model["layers"].items()]
         for k, row in enumerate(rows):
-            lines.append(" & ".join([model_name(name) if k == 0 else "", *row, verdict(model["passed"]) if k == 0 else ""])
+            lines.append(" & ".join([model_name(name) if k == 0 else "", *row,
+                                     verdict(model.get("outcome", model["passed"])) if k == 0 else ""])
                          + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
@@ -281,7 +284,7 @@ def ladder_table(claims: dict) -> str:
             lines.append(r"\addlinespace")
         model = [model_name(row["model"]), f"{row['parameters'] / 1e6:,.0f}M".replace(",", "{,}")] if first else ["", ""]
         cells = [number(row[key], 1 if key == "first_keys" else 3 if key == "direction" else 2) for key, _, _ in LADDER_COLUMNS]
-        verdicts = "".join("P" if passed else "F" for passed in row["verdicts"].values()) if first else ""
+        verdicts = "".join(said[0] for said in row["verdicts"].values()) if first else ""  # P, F or U
         lines.append(" & ".join([*model, str(row["layer"]), *cells, verdicts]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
@@ -302,8 +305,8 @@ def ladder_values(claims: dict) -> dict[str, str]:
         small, large = means[names[0]], means[names[-1]]
         changed = [part for part in ladder.C5_PARTS if small["verdicts"][part] != large["verdicts"][part]]
         verdicts = ("no verdict of C5a to C5d changes" if not changed else
-                    "; ".join(f"{part} goes from {'pass' if small['verdicts'][part] else 'fail'} to "
-                              f"{'pass' if large['verdicts'][part] else 'fail'}" for part in changed))
+                    "; ".join(f"{part} goes from {small['verdicts'][part].lower()} to {large['verdicts'][part].lower()}"
+                              for part in changed))
         family_sentences.append(
             f"From {model_name(names[0])} to {model_name(names[-1])} ({large['parameters'] / small['parameters']:.1f} "
             f"times the parameters, the same architecture), the means over the decided layers move so: "

@@ -159,7 +159,9 @@ def _c8a_stance(claim: dict, args: dict) -> tuple[str, str]:
                            "simulation")
     found, reasons = {}, []
     for model, result in measured["models"].items():
-        if not result["passed"]:
+        if not result["passed"] and result.get("outcome") == "UNDECIDED":
+            found[model] = UNDECIDED
+        elif not result["passed"]:
             rows = [row["first_key"] for row in result["factors"].values()]
             grows = any(_defined(row["fall"]) and _defined(row["floor"]) and row["fall"] < -args["floor_multiple"] * row["floor"]
                         for row in rows)
@@ -170,6 +172,9 @@ def _c8a_stance(claim: dict, args: dict) -> tuple[str, str]:
         counts = [f"{sum(not row['first_key']['suppressed'] for row in measured['models'][m]['factors'].values())} of "
                   f"{len(measured['models'][m]['factors'])} factors in {model_name(m)}" for m in names]
         reasons.append(f"the fall of $|\\bar R|$ stays within the noise at {listing(counts)}")
+    if names := [m for m, s in found.items() if s == UNDECIDED]:
+        reasons.append(f"the noise could hide a fall of {percent(args['min_resolvable_fall'])} of $|\\bar R|$ at some "
+                       f"factor in {models(names)}")
     if measured["simulation"]["passed"]:
         found["simulation"] = UNDECIDED
         reasons.append("the parameter-free simulation, which has no learned weights, falls as much")
@@ -191,6 +196,12 @@ def _c8b_stance(claim: dict, args: dict) -> tuple[str, str]:
     if not any(_defined(row["value"]) for row in sliding["layers"].values()):
         return UNDECIDED, (f"in {model} the slope is not defined at queries $i \\geq {number(sliding['min_query'])}$ "
                            f"(sequences of {number(sliding['seq_len'])} tokens)")
+    if sliding.get("outcome") == "UNDECIDED":
+        power = sliding["preconditions"]["power"]
+        return UNDECIDED, (f"in {model} the slope's rank correlation with depth is {correlation}, but the floors of "
+                           f"{power['layers_unresolved']} of its sliding-window layers could hide a slope of "
+                           f"{number(args['min_resolvable_slope'])} at {number(power['sequences'])} sequences "
+                           f"(about {number(power['sequences_to_resolve'])} would resolve them)")
     if _defined(sliding["depth_correlation"]) and sliding["depth_correlation"] >= args["min_depth_correlation"]:
         return NOT_SHOWN, (f"in {model} the slope's rank correlation with depth is {correlation}, but it is above the "
                            f"noise in only {above}")
@@ -230,9 +241,10 @@ def _c9_stance(claim: dict) -> tuple[str, str]:
         reasons.append(f"patching the middle position changes them as much in {models(names)}")
     none = [m for m, s in found.items() if s == UNDECIDED and not measured[m]["position0"]["passed"]
             and not any(row["sink_heads"] for row in measured[m]["position0"]["layers"].values())]
-    if none or few:
-        where = ([f"in none of those of {models(none)}"] if none else []) + [f"in {text}" for text in few]
-        reasons.append(f"sink heads sit in too few of the checked layers to test it: {listing(where)}")
+    if none:
+        reasons.append(f"no head of {models(none)} is a sink head by the rule, so nothing there reads position~0")
+    if few:
+        reasons.append(f"sink heads sit in too few layers to test it: {listing(f'in {text}' for text in few)}")
     return _worst(found, reasons, passing)
 
 
@@ -400,25 +412,26 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
 
     # C9: sink heads and the position-0 patch, the middle position as control.
     m9 = c9["models"]
-    layers9 = [str(layer) for layer in c9_args["layers"]]
     closed = [r["closed_system"] for r in m9.values()]
     effects = [row["effect"] for r in m9.values() for row in r["position0"]["layers"].values() if row["sink_heads"]]
     middle = [row["effect"] for r in m9.values() for row in r["middle"]["layers"].values() if row["sink_heads"]]
     floors = [row["floor"] for r in m9.values() for row in r["position0"]["layers"].values() if row["sink_heads"]]
     counts = claims["C9"]["sink_heads"]
     held_out = {m: r["held_out"] for m, r in m9.items()}
-    spreads = [abs(row["effect_halves"][0] - row["effect_halves"][1])
-               for r in m9.values() for row in r["position0"]["layers"].values() if row["sink_heads"]]
+    supporting = {m: [layer for layer, row in r["position0"]["layers"].items() if row["supports"]] for m, r in m9.items()}
     values |= {
-        "c9.layers": listing(c9_args["layers"]), "c9.sink_from_query": str(c9_args["sink_from_query"]),
+        "c9.from_layer": str(c9_args["from_layer"]), "c9.sink_from_query": str(c9_args["sink_from_query"]),
+        "c9.min_layer_share": percent(c9_args["min_layer_share"]),
+        "c9.supporting": listing(f"{len(layers)} of {model_name(m)}'s {m9[m]['position0']['layers_with_sink_heads']} "
+                                 "layers with sink heads" for m, layers in supporting.items()),
         "c9.sink_min_attention": number(c9_args["sink_min_attention"]),
         "c9.min_change": number(c9_args["min_relative_change"]), "c9.floor_multiple": f"{c9_args['floor_multiple']:g}",
         "c9.min_layers": str(c9_args["min_layers"]), "c9.max_gap": scientific(c9_args["max_closed_system_gap"], 0),
         "c9.models_passed": models([m for m, r in m9.items() if r["passed"]]),
         "c9.models_failed": models([m for m, r in m9.items() if not r["passed"]]),
-        "c9.sink_heads": listing(f"{model_name(m)} {sum(counts[m][layer]['count'] for layer in layers9)} of "
-                                 f"{sum(counts[m][layer]['of'] for layer in layers9)}" for m in m9),
-        "c9.effect": span(effects), "c9.middle_effect": span(middle), "c9.sampling_spread": span(spreads, 3),
+        "c9.sink_heads": listing(f"{model_name(m)} {sum(counts[m][str(layer)]['count'] for layer in m9[m]['layers'])} of "
+                                 f"{sum(counts[m][str(layer)]['of'] for layer in m9[m]['layers'])}" for m in m9),
+        "c9.effect": span(effects), "c9.middle_effect": span(middle),
         "c9.held_out_effect": span(row["effect"] for h in held_out.values() for row in h["layers"].values()
                                    if row["sink_heads"]),
         "c9.held_out": listing(f"{h['layers_meeting_rule']} for {model_name(m)}" for m, h in held_out.items()),
@@ -504,7 +517,6 @@ def position_table(claims: dict, settings: dict | None = None) -> str:
     replacement = _decisive_replacement(claims, settings)
     factors = _factors(claims["C8a"])
     layers6 = list(next(iter(c6["models"].values()))["probe"]["layers"])
-    layers9 = list(next(iter(c9.values()))["position0"]["layers"]) if c9 else []
     model_names = list(dict.fromkeys([*c6["models"], *c7["models"], *c8a["models"], *c9]))
 
     spec = "@{}l" + "rrc" + "rrlcc" + "r" * len(factors) + "c" + "rrrc" + "@{}"
@@ -539,6 +551,7 @@ def position_table(claims: dict, settings: dict | None = None) -> str:
         cells += _c8a_cells(c8a["models"].get(model), factors)
         r9 = c9.get(model)
         if r9:
+            layers9 = list(r9["position0"]["layers"])
             count = sum(sinks[model][layer]["count"] for layer in layers9)
             total = sum(sinks[model][layer]["of"] for layer in layers9)
             effect = [r9["position0"]["layers"][layer]["effect"] for layer in layers9 if r9["position0"]["layers"][layer]["sink_heads"]]

@@ -20,11 +20,13 @@ noise floor, and an effect counts only above ``floor_multiple`` noise floors.
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
 
-from behind_rope.position.heads import sink_attention, sink_heads, slopes_with_floor, spearman
+from behind_rope.claims.outcome import decided_by_parts, part_outcome, precondition
+from behind_rope.position.heads import slopes_with_floor, spearman
 
 
 def _mean(values) -> float:
@@ -186,9 +188,14 @@ def score_gap(path_a, path_b) -> float:
 # --- C8 ---------------------------------------------------------------------------------------
 
 
-def ntk_suppression(by_factor: dict, floor_multiple: float) -> dict:
+def ntk_suppression(by_factor: dict, floor_multiple: float, min_resolvable_fall: float | None = None,
+                    sequences: int | None = None) -> dict:
     """Per NTK factor (``"1"`` the trained base): does |R| fall by more than ``floor_multiple`` floors (the
-    larger split-half difference of the two runs)?  M is compared the same way and recorded."""
+    larger split-half difference of the two runs)?  M is compared the same way and recorded.
+
+    With ``min_resolvable_fall``, each factor has a power precondition: its floors must let the check see a
+    fall of that share of the trained |R| (``floor_multiple`` x floor <= share x |R|); a factor that cannot is
+    undecided, with the ``sequences`` that would resolve it (the floor falling as one over their root)."""
     def floor(component):
         return abs(component["halves"][0] - component["halves"][1])
 
@@ -205,38 +212,72 @@ def ntk_suppression(by_factor: dict, floor_multiple: float) -> dict:
             row[name] = {"value": after["mean"], "halves": after["halves"], "fall": fall, "floor": noise,
                          "suppressed": bool(fall > floor_multiple * noise),
                          "sign_flipped": bool(before["mean"] * after["mean"] < 0)}  # False when either is NaN
+        row["passed"] = row["first_key"]["suppressed"]
+        if min_resolvable_fall is not None:
+            row["preconditions"] = {"power": fall_power(row["first_key"]["floor"], abs(base["first_key"]["mean"]),
+                                                        floor_multiple, min_resolvable_fall, sequences)}
         factors[factor] = row
-    return {"passed": bool(factors) and all(row["first_key"]["suppressed"] for row in factors.values()),
-            "base": base, "factors": factors, "floor_multiple": floor_multiple}
+    result = {"passed": bool(factors) and all(row["passed"] for row in factors.values()),
+              "base": base, "factors": factors, "floor_multiple": floor_multiple}
+    if min_resolvable_fall is not None:
+        result["preconditions"] = {"power": decided_by_parts(factors, "NTK factor")}
+        result["outcome"] = part_outcome(result)
+    return result
 
 
-def claim_c8a(metrics: dict, runs: dict, simulation_runs: dict, layers, floor_multiple: float, **_) -> dict:
+def fall_power(floor: float, magnitude: float, floor_multiple: float, min_resolvable_fall: float,
+               sequences: int) -> dict:
+    """Whether ``floor_multiple`` floors lie within ``min_resolvable_fall`` of ``magnitude`` (the smallest fall
+    that counts), and the sequences at which they would."""
+    resolvable = min_resolvable_fall * magnitude
+    # rounded before the ceiling, so that a float's last bit does not add a sequence
+    needed = math.ceil(round(sequences * max(1.0, (floor_multiple * floor / resolvable) ** 2), 6)) if resolvable > 0 else None
+    return precondition(
+        floor_multiple * floor <= resolvable,
+        f"{floor_multiple:g} floors = {floor_multiple * floor:.3g} against a fall of {min_resolvable_fall:.0%} of "
+        f"|R| = {resolvable:.3g}, at {sequences} sequences",
+        f"about {needed:,} sequences of the first inputs (llm.inputs.first.sequences)" if needed
+        else "a trained |R| that is not zero", sequences=sequences, sequences_to_resolve=needed)
+
+
+def claim_c8a(metrics: dict, runs: dict, simulation_runs: dict, layers, floor_multiple: float,
+              min_resolvable_fall: float, **_) -> dict:
     def components(named):
         return {factor: {name: _signed_component(metrics, run, layers, name) for name in ("first_key", "mask")}
                 for factor, run in named.items()}
 
-    models = {model: ntk_suppression(components(named), floor_multiple) for model, named in runs.items()}
+    models = {model: ntk_suppression(components(named), floor_multiple, min_resolvable_fall,
+                                     metrics[named["1"]]["metadata"]["sequences"])
+              for model, named in runs.items()}
     simulation = ntk_suppression(components(simulation_runs), floor_multiple)
     return {
         "statement": "NTK-scaled RoPE (the base raised at inference) suppresses the residual-stream (first-key) "
         "component of absolute position at early queries.",
         "threshold": f"at every NTK factor, |R| (signed first-key component at early queries, mean over layers "
         f"{list(layers)}) falls by > {floor_multiple:g} split-half floors, in every model scaled; the NTK simulation, "
-        "which has no learned weights, fails the same check",
+        f"which has no learned weights, fails the same check; decided at a factor where {floor_multiple:g} floors are "
+        f"at most {min_resolvable_fall:.0%} of the trained |R| (else UNDECIDED)",
         "measured": {"models": models, "simulation": simulation},
         "controls": {"the simulation with NTK": {"passed": simulation["passed"]}},
         "noise_floor": {"what": "the larger split-half |R_A - R_B| of the two runs compared, per factor",
                         **{model: {f: row["first_key"]["floor"] for f, row in m["factors"].items()}
                            for model, m in models.items()}},
+        "preconditions": {"models_decided": decided_by_parts(models, "model", fails_anyway=simulation["passed"])},
         "passed": bool(models) and all(m["passed"] for m in models.values()) and not simulation["passed"],
     }
 
 
 def window_depth(arrays: dict, metadata: dict, min_query: int, min_depth_correlation: float,
-                 floor_multiple: float, min_layer_share: float) -> dict:
+                 floor_multiple: float, min_layer_share: float, min_resolvable_slope: float | None = None) -> dict:
     """C8b's check on one run: the mean |log-Z slope| over heads at queries >= ``min_query``, by layer, rising
     with depth over the sliding-window layers (every layer, for a model with none) and above its floor in more
-    than ``min_layer_share`` of them."""
+    than ``min_layer_share`` of them.
+
+    With ``min_resolvable_slope``, a power precondition: a layer's floors resolve a slope of that size when
+    ``floor_multiple`` floors are at most it.  The check is decided when the correlation or the window already
+    fails it, or when the layers above their floors are enough whatever the unresolved ones would show, or too
+    few even if every unresolved one rose above; else it is undecided, with the sequences at which every
+    checked layer would be resolved."""
     found = slopes_with_floor(arrays, min_query)
     types = metadata.get("layer_types") or ["full_attention"] * len(arrays["layers"])
     rows = {}
@@ -256,18 +297,45 @@ def window_depth(arrays: dict, metadata: dict, min_query: int, min_depth_correla
         members = [layer for layer, row in rows.items() if row["type"] == kind]
         by_type[kind] = {"layers": [int(layer) for layer in members], "mean_value": _mean([rows[m]["value"] for m in members]),
                          "mean_floor": _mean([rows[m]["floor"] for m in members])}
-    return {"passed": bool(binds and correlation >= min_depth_correlation and above > min_layer_share * len(checked)),
-            "checked_layers": [int(layer) for layer in checked], "checked": "sliding-window layers" if sliding else "every layer",
-            "depth_correlation": correlation, "layers_above_floor": int(above), "window": window, "window_binds": binds,
-            "min_query": min_query, "seq_len": int(np.asarray(arrays["log_z"]).shape[-1]), "by_type": by_type,
-            "floor_multiple": floor_multiple, "layers": rows}
+    trend = binds and correlation >= min_depth_correlation
+    result = {"passed": bool(trend and above > min_layer_share * len(checked)),
+              "checked_layers": [int(layer) for layer in checked], "checked": "sliding-window layers" if sliding else "every layer",
+              "depth_correlation": correlation, "layers_above_floor": int(above), "window": window, "window_binds": binds,
+              "min_query": min_query, "seq_len": int(np.asarray(arrays["log_z"]).shape[-1]), "by_type": by_type,
+              "floor_multiple": floor_multiple, "layers": rows}
+    if min_resolvable_slope is not None:
+        result["preconditions"] = {"power": slope_power([rows[layer] for layer in checked], trend, floor_multiple,
+                                                        min_layer_share, min_resolvable_slope, metadata["sequences"])}
+    return result
+
+
+def slope_power(rows: list[dict], trend_holds: bool, floor_multiple: float, min_layer_share: float,
+                min_resolvable_slope: float, sequences: int) -> dict:
+    """C8b's power precondition over the checked layers' rows (``value``, ``floor``): see :func:`window_depth`."""
+    above = sum(row["value"] > floor_multiple * row["floor"] for row in rows)
+    unresolved = sum(not row["value"] > floor_multiple * row["floor"] and floor_multiple * row["floor"] > min_resolvable_slope
+                     for row in rows)
+    floors = [row["floor"] for row in rows if row["floor"] == row["floor"]]  # an undefined slope has no floor
+    needed = (math.ceil(round(max(sequences, *(sequences * (floor_multiple * f / min_resolvable_slope) ** 2 for f in floors)), 6))
+              if floors else None)
+    bar = min_layer_share * len(rows)
+    decided = not trend_holds or above > bar or above + unresolved <= bar
+    return precondition(
+        decided,
+        f"{above} of {len(rows)} layers above {floor_multiple:g} floors and {unresolved} whose floors could hide a slope "
+        f"of {min_resolvable_slope:g}, against more than {bar:g} needed, at {sequences} sequences",
+        f"about {needed:,} sequences of the long inputs (llm.inputs.long.sequences), at which every checked layer's "
+        f"floors resolve a slope of {min_resolvable_slope:g}" if needed else "sequences long enough to define the slopes",
+        sequences=sequences, sequences_to_resolve=needed, layers_unresolved=unresolved)
 
 
 def claim_c8b(scores, metadata, runs: dict, simulation_runs: dict, min_query: int, min_depth_correlation: float,
-              floor_multiple: float, min_layer_share: float, **_) -> dict:
+              floor_multiple: float, min_layer_share: float, min_resolvable_slope: float, **_) -> dict:
     checks = {role: {"model": run.split("/")[0], **window_depth(scores(run), metadata(run), min_query, min_depth_correlation,
-                                                                floor_multiple, min_layer_share)}
+                                                                floor_multiple, min_layer_share, min_resolvable_slope)}
               for role, run in runs.items()}
+    for check in checks.values():
+        check["outcome"] = part_outcome(check)
     simulation = {}
     for name, run in simulation_runs.items():  # recorded: the simulation's log Z past its window of 16 keys
         arrays = scores(run)
@@ -280,15 +348,32 @@ def claim_c8b(scores, metadata, runs: dict, simulation_runs: dict, min_query: in
         "threshold": f"at queries >= {min_query} (beyond the window), the mean |log-Z slope| over heads has a rank "
         f"correlation with depth >= {min_depth_correlation} over the sliding-window layers and exceeds {floor_multiple:g} "
         f"split-half floors in more than {min_layer_share:.0%} of them; the model without a window fails the same check "
-        "(over its layers)",
+        f"(over its layers); decided where the layers whose {floor_multiple:g} floors exceed a slope of "
+        f"{min_resolvable_slope:g} cannot change the outcome (else UNDECIDED)",
         "measured": {"sliding": sliding, "no_window": control, "min_query": min_query, "simulation": simulation},
         "min_query": min_query,
         "controls": {f"{control['model']} (no sliding window)": {"passed": control["passed"]}},
         "noise_floor": {"what": "mean split-half |b_A - b_B| over heads, per layer",
                         **{check["model"]: {layer: row["floor"] for layer, row in check["layers"].items()}
                            for check in checks.values()}},
+        "preconditions": {"decided": window_decided(sliding, control)},
         "passed": sliding["passed"] and not control["passed"],
     }
+
+
+def window_decided(sliding: dict, control: dict) -> dict:
+    """C8b passes when the sliding-window model passes its check and the control fails the same: decided when
+    both checks are, or when either already fails the claim (the sliding model decided to fail, the control
+    decided to pass)."""
+    undecided = [check["model"] for check in (sliding, control) if check["outcome"] == "UNDECIDED"]
+    fails = sliding["outcome"] == "FAIL" or control["outcome"] == "PASS"
+    would = "; ".join(f"{check['model']}: {check['preconditions']['power']['would_decide']}"
+                      for check in (sliding, control) if check["outcome"] == "UNDECIDED")
+    return precondition(not undecided or fails,
+                        f"undecided: {', '.join(undecided)}" + ("; decided anyway, as the other check fails the claim"
+                                                                if undecided and fails else "")
+                        if undecided else "both checks are decided", would or "nothing: it is decided",
+                        undecided=undecided)
 
 
 # --- C9 ---------------------------------------------------------------------------------------
@@ -301,58 +386,60 @@ def _closed(gaps: dict, tolerance: float) -> dict:
             "tolerance": tolerance}
 
 
-def sink_head_table(sink: np.ndarray, layer_numbers, from_query: int, min_attention: float) -> dict:
-    """Per layer: the sink heads (indices), their count, and every head's mean attention to key 0."""
-    attention, chosen = sink_attention(sink, from_query), sink_heads(sink, from_query, min_attention)
-    return {str(int(layer)): {"heads": [int(h) for h in np.flatnonzero(chosen[k])], "count": int(chosen[k].sum()),
-                              "of": int(attention.shape[1]), "attention_to_key_0": _floats(attention[k])}
-            for k, layer in enumerate(layer_numbers)}
+def sink_head_table(attention: dict, min_attention: float) -> dict:
+    """Per layer: the sink heads (indices), their count, and every head's mean attention to key 0 (``attention``:
+    layer -> per-head means over the queries the rule reads)."""
+    return {layer: {"heads": [h for h, value in enumerate(values) if value >= min_attention],
+                    "count": sum(value >= min_attention for value in values), "of": len(values),
+                    "attention_to_key_0": [float(v) for v in values]}
+            for layer, values in attention.items()}
 
 
-def patch_check(patching: dict, sinks: dict, patch: str, layers, min_relative_change: float, floor_multiple: float,
-                min_layers: int, half: int | None = None) -> dict:
-    """Does patching ``patch`` change the sink heads' outputs in at least ``min_layers`` of ``layers``?
+def patch_check(patching: dict, sinks: dict, patch: str, min_relative_change: float, floor_multiple: float,
+                min_layers: int, min_layer_share: float, half: int | None = None) -> dict:
+    """Does patching ``patch`` change the sink heads' outputs in at least ``min_layers`` of the patched layers, and in
+    at least ``min_layer_share`` of those with sink heads?
 
-    With ``half`` (0 or 1), the effect and its floor are those of that half of the sequences only.  Each layer also
-    records the effect on either half (``effect_halves``), whose difference is the effect's sampling spread.
+    The floor is sampling noise: the difference of the effect on the two halves of the sequences (even and odd).
+    With ``half`` (0 or 1), the effect is that half's only.
     """
     def mean_over(heads, row, half=half):
         values = row["head_output_change"] if half is None else row["head_output_change_halves"][half]
         return _mean([values[h] for h in heads])
 
     rows = {}
-    for layer in layers:
-        heads = sinks[str(layer)]["heads"]
-        changes = patching["patches"][patch]["layers"][str(layer)]
-        floors = patching["patches"]["position0_same_first"]["layers"][str(layer)]
-        effect, floor = mean_over(heads, changes), mean_over(heads, floors)
-        rows[str(layer)] = {"sink_heads": heads, "effect": effect, "floor": floor,
-                            "effect_halves": [mean_over(heads, changes, half=part) for part in (0, 1)],
-                            "log_z_change_sink_heads": _mean([changes["log_z_change"][h] for h in heads]),
-                            "log_z_change_all_heads": _mean(changes["log_z_change"]),
-                            "supports": bool(heads) and effect >= min_relative_change and effect > floor_multiple * floor}
+    for layer in map(str, patching["layers"]):
+        heads = sinks[layer]["heads"]
+        changes = patching["patches"][patch]["layers"][layer]
+        effect, halves = mean_over(heads, changes), [mean_over(heads, changes, half=part) for part in (0, 1)]
+        floor = abs(halves[0] - halves[1]) if heads else None
+        rows[layer] = {"sink_heads": heads, "effect": effect, "floor": floor, "effect_halves": halves,
+                       "log_z_change_sink_heads": _mean([changes["log_z_change"][h] for h in heads]),
+                       "log_z_change_all_heads": _mean(changes["log_z_change"]),
+                       "supports": bool(heads) and effect >= min_relative_change and effect > floor_multiple * floor}
     supporting = sum(row["supports"] for row in rows.values())
-    return {"passed": supporting >= min_layers, "layers_supporting": supporting, "layers": rows}
+    with_sinks = sum(bool(row["sink_heads"]) for row in rows.values())
+    return {"passed": supporting >= min_layers and supporting >= min_layer_share * with_sinks,
+            "layers_supporting": supporting, "layers_with_sink_heads": with_sinks, "layers": rows}
 
 
-def claim_c9(scores, patching: dict, runs: dict, layers, sink_from_query: int, sink_min_attention: float,
-             min_relative_change: float, floor_multiple: float, min_layers: int, max_closed_system_gap: float,
-             **_) -> dict:
+def claim_c9(patching: dict, runs: dict, sink_from_query: int, sink_min_attention: float, min_relative_change: float,
+             floor_multiple: float, min_layers: int, min_layer_share: float, max_closed_system_gap: float, **_) -> dict:
+    rule = dict(min_relative_change=min_relative_change, floor_multiple=floor_multiple, min_layers=min_layers,
+                min_layer_share=min_layer_share)
     models, sink_tables = {}, {}
-    for model, run in runs.items():
-        arrays = scores(run)
-        sink_tables[model] = sink_head_table(arrays["sink"], arrays["layers"], sink_from_query, sink_min_attention)
-        check = {patch: patch_check(patching[model], sink_tables[model], patch, layers, min_relative_change,
-                                    floor_multiple, min_layers) for patch in ("position0", "middle")}
+    for model in runs:
+        attention = patching[model]["sink_attention"]
+        sink_tables[model] = sink_head_table(attention["all"], sink_min_attention)
+        check = {patch: patch_check(patching[model], sink_tables[model], patch, **rule) for patch in ("position0", "middle")}
         closed = _closed(patching[model]["closed_system"], max_closed_system_gap)
         # Recorded, deciding nothing: the sink heads chosen on half A of the sequences and the patch measured on
         # half B, so that the heads are not chosen on the sequences they are tested on.
-        chosen_on_a = sink_head_table(arrays["sink_half_a"], arrays["layers"], sink_from_query, sink_min_attention)
-        held_out = patch_check(patching[model], chosen_on_a, "position0", layers, min_relative_change, floor_multiple,
-                               min_layers, half=1)
+        chosen_on_a = sink_head_table(attention["half_a"], sink_min_attention)
+        held_out = patch_check(patching[model], chosen_on_a, "position0", **rule, half=1)
         models[model] = {"passed": check["position0"]["passed"] and closed["passed"] and not check["middle"]["passed"],
                          "position0": check["position0"], "middle": check["middle"], "closed_system": closed,
-                         "queries_from": patching[model]["queries_from"],
+                         "layers": patching[model]["layers"], "queries_from": patching[model]["queries_from"],
                          "middle_position": patching[model]["patches"]["middle"]["position"],
                          "held_out": {"what": "recorded, deciding nothing: sink heads chosen on half A (even sequences), "
                                       "the patch measured on half B (odd), by the same rule",
@@ -364,19 +451,20 @@ def claim_c9(scores, patching: dict, runs: dict, layers, sink_from_query: int, s
         "state changes the sink heads' outputs at later queries; patching a mid-sequence position does not.",
         "threshold": f"sink heads: mean attention to key 0 >= {sink_min_attention} over queries >= {sink_from_query}; "
         f"patching position 0 at a layer's input changes that layer's sink-head outputs by >= {min_relative_change} "
-        f"(relative) and > {floor_multiple:g} floors in >= {min_layers} of layers {list(layers)}; position 0's state "
-        f"is the same across sequences with the same first token (gap <= {max_closed_system_gap:g}); patching the "
-        "middle position fails the same check; in every model",
+        f"(relative) and > {floor_multiple:g} split-half floors, in >= {min_layers} of the layers patched (every one "
+        f"from the first checked on) and in >= {min_layer_share:.0%} of those with sink heads; position 0's state is "
+        f"the same across sequences with the same first token (gap <= {max_closed_system_gap:g}); patching the middle "
+        "position fails the same check; in every model",
         "measured": {"models": models},
         "sink_heads": sink_tables,
         "sink_head_counts": {model: {layer: row["count"] for layer, row in table.items()}
                              for model, table in sink_tables.items()},
-        # Without sink heads in the checked layers the control has nothing to change: it fails, but tests nothing.
+        # Without sink heads in the patched layers the control has nothing to change: it fails, but tests nothing.
         "controls": {f"{model}: middle position patched": {
             "passed": m["middle"]["passed"],
             "testable": any(row["sink_heads"] for row in m["middle"]["layers"].values())} for model, m in models.items()},
-        "noise_floor": {"what": "the same patch from an input with the same first token (a closed system: no change), "
-                        "mean over the sink heads, per layer",
+        "noise_floor": {"what": "the split-half difference |effect_A - effect_B| of the patch's effect (even and odd "
+                        "sequences), mean over the sink heads, per layer",
                         **{model: {layer: row["floor"] for layer, row in m["position0"]["layers"].items()}
                            for model, m in models.items()}},
         "passed": all(m["passed"] for m in models.values()),
@@ -395,5 +483,5 @@ def decide(metrics: dict, settings: dict, patching: dict, scores, metadata, scor
         "C7": claim_c7(metrics, runs["C7"], identity_gaps, **claims["C7"]),
         "C8a": claim_c8a(metrics, runs["ntk"], runs["simulation_ntk"], **claims["C8"]),
         "C8b": claim_c8b(scores, metadata, runs["window"], runs["simulation_window"], **claims["C8"]),
-        "C9": claim_c9(scores, patching, runs["C9"], **claims["C9"]),
+        "C9": claim_c9(patching, runs["C9"], **claims["C9"]),
     }

@@ -6,18 +6,18 @@ one position by that position's state in another input, and measures how every h
 attention output before the output projection) changes at the queries after the sequence's middle:
 ``sqrt(sum |o' - o|^2 / sum |o|^2)`` over those queries and all sequences, per head.
 
-Three patches per layer:
+Two patches at every layer from ``from_layer`` to the model's last, so that the sink heads are read
+wherever they form:
 
 - ``position0``: position 0's state from another input whose first token differs (the next sequence,
   its first token dropped);
-- ``position0_same_first``: position 0's state from another input with the same first token (the
-  next sequence as it is).  A closed system makes this the identical state: the noise floor;
 - ``middle``: the state of the middle position from the next sequence, the control.
 
-The change of each head's mean log Z at those queries (the mask's part, as claim C6 measures it) is
-recorded beside it, and so is the output change on each half of the sequences (even and odd, the score
-recorder's halves), for the sampling spread.  Sink heads are chosen by the claims step from the score
-run's per-head sink.
+The output change is recorded on each half of the sequences too (even and odd, the score recorder's
+halves): their difference is the effect's sampling noise, the claim's floor.  The change of each head's
+mean log Z at those queries (the mask's part, as claim C6 measures it) is recorded beside it.  The
+unpatched pass also records every head's mean attention to key 0 at every layer, over all sequences
+and each half, from which the claims step chooses the sink heads.
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ import torch
 
 from behind_rope.llm.extract import SCORES, ScoreRecorder, _StopForward, recording
 from behind_rope.llm.kernels import onednn_linears
-
-PATCHES = ("position0", "position0_same_first", "middle")
 
 
 def decoder_layers(model) -> torch.nn.ModuleList:
@@ -84,17 +82,21 @@ def _from_layer(model, layer: int):
 
 
 @torch.no_grad()
-def _forward(model, tokens: torch.Tensor, last_layer: int, start: tuple[int, torch.Tensor] | None = None):
+def _forward(model, tokens: torch.Tensor, last_layer: int, start: tuple[int, torch.Tensor] | None = None,
+             first_sequence: int = 0, sinks: dict | None = None):
     """One pass up to ``last_layer`` (0-based): the layer inputs, the head outputs and the per-head log Z.
 
     With ``start`` = (layer, its input hidden states), the pass begins there: the layers before it would
-    only recompute the input it is given (a patch changes nothing before the layer it enters)."""
+    only recompute the input it is given (a patch changes nothing before the layer it enters).  With
+    ``sinks``, each layer's per-head attention to key 0, summed over the rows of each half ((2, heads, S);
+    ``first_sequence``, the run's index of the first row, says which half a row is in), is kept there."""
     inputs, outputs = {}, {}
     layers = decoder_layers(model)
     # The recorder stops the pass in the attention of the layer after the last one needed, so the last
     # layer's output projection still runs; when that layer is the model's last, the pass runs to its end.
     deeper = last_layer + 1 < len(layers)
     recorder = ScoreRecorder(range(last_layer + 1 + deeper), per_head=True, stop=deeper)
+    recorder.first_sequence = first_sequence
     with ExitStack() as stack:
         stack.enter_context(_layer_inputs(model, inputs))
         stack.enter_context(_head_outputs(model, outputs))
@@ -109,6 +111,10 @@ def _forward(model, tokens: torch.Tensor, last_layer: int, start: tuple[int, tor
             pass
     # Per-head log Z summed over the sequences, so batches add up.
     log_z = {layer: sums["log_z"].sum(0) for layer, sums in recorder.head_sums.items() if layer <= last_layer}
+    if sinks is not None:
+        for layer, sums in recorder.head_sums.items():
+            if layer <= last_layer:
+                sinks[layer] = sinks[layer] + sums["sink"] if layer in sinks else sums["sink"]
     return inputs, outputs, log_z
 
 
@@ -127,47 +133,67 @@ def squares_per_head(values: torch.Tensor, heads: int, queries: slice, halves: t
     return torch.stack([per_row[halves == half].sum(0) for half in (0, 1)])
 
 
+def _sink_attention(sums: dict, counts: torch.Tensor, layers: range, from_query: int) -> dict:
+    """Per layer (1-based) and head: the mean attention to key 0 over queries >= ``from_query``, over all
+    sequences (``all``) and over half A (the even ones, ``half_a``)."""
+    def mean(layer, half=None):
+        total, count = (sums[layer].sum(0), counts.sum()) if half is None else (sums[layer][half], counts[half])
+        return (total / count)[:, from_query:].mean(-1).cpu().tolist()
+
+    return {"from_query": from_query, "all": {str(layer + 1): mean(layer) for layer in layers},
+            "half_a": {str(layer + 1): mean(layer, 0) for layer in layers}}
+
+
 @torch.no_grad()
-def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_position: int,
+def patching_effects(model, tokens: torch.Tensor, from_layer: int, control_position: int, sink_from_query: int,
                      batch_size: int | None = None, progress=None) -> dict:
-    """The three patches at the input of each of ``layers`` (1-based), on ``tokens`` (sequences, S), in batches
-    of ``batch_size`` sequences (memory stays flat); each sequence's donor is the next one (the last takes the
-    first), as the pre-registration (config/claims.yaml, C9) says.
+    """The two patches at the input of every layer from ``from_layer`` (1-based) to the model's last, on ``tokens``
+    (sequences, S), in batches of ``batch_size`` sequences; each sequence's donor is the next one (the last takes
+    the first), as the pre-registration (config/claims.yaml, C9) says.
 
     Returns, per patch and layer, every head's output change and log Z change at the queries after
-    ``control_position``, and the output change on each half of the sequences (even and odd index).
+    ``control_position``, and the output change on each half of the sequences (even and odd index); and every
+    head's mean attention to key 0 over queries >= ``sink_from_query`` in the unpatched pass.
     """
     model.set_attn_implementation(SCORES)
     device = next(model.parameters()).device
     heads = model.config.get_text_config().num_attention_heads
-    last, count = max(layers) - 1, len(tokens)
+    count, depth = len(tokens), len(decoder_layers(model))
+    layers, last = list(range(from_layer, depth + 1)), depth - 1
+    batch_size = min(batch_size or count, count)
     later = slice(control_position + 1, None)
-    positions = {"position0": 0, "position0_same_first": 0, "middle": control_position}
+    positions = {"position0": 0, "middle": control_position}
     sums = {(name, layer): {"change": 0.0, "norm": 0.0, "log_z": 0.0} for name in positions for layer in layers}
     base_log_z = {layer: 0.0 for layer in layers}
-    # _forward stops the pass in the attention of the layer after the last one patched.
-    with onednn_linears(decoder_layers(model)[: last + 2]):
-        for start in range(0, count, batch_size or count):
-            rows = torch.arange(start, min(start + (batch_size or count), count))
+    sinks, half_counts = {}, torch.zeros(2, dtype=torch.float64, device=device)
+    with onednn_linears(decoder_layers(model)):
+        for start in range(0, count, batch_size):
+            rows = torch.arange(start, min(start + batch_size, count))
             batch, donor = tokens[rows].to(device), tokens[(rows + 1) % count].to(device)
             halves = (rows % 2).to(device)  # half A: the even sequences of the whole run, as the score recorder's
-            base_inputs, base_outputs, base = _forward(model, batch, last)
-            donor_inputs, _, _ = _forward(model, donor, last)
+            half_counts += torch.stack([(halves == half).sum() for half in (0, 1)]).double()
+            base_inputs, base_outputs, base = _forward(model, batch, last, first_sequence=start, sinks=sinks)
             # The donor's first token dropped: another position 0.  Under the mask position 0's state depends on
             # its token alone, so a one-token pass gives it.
             other_first_inputs, _, _ = _forward(model, donor[:, 1:2], last)
-            states = {"position0": other_first_inputs, "position0_same_first": donor_inputs, "middle": donor_inputs}
+            # When every donor is in the batch, the middle state is the next row's, with no pass of its own.
+            whole = batch_size == count
+            donor_inputs = base_inputs if whole else _forward(model, donor, last)[0]
+            donor_rows = (rows + 1) % count if whole else slice(None)
             for layer in layers:
                 index = layer - 1
                 base_log_z[layer] = base_log_z[layer] + base[index]
+                donor_states = {"position0": other_first_inputs[index][:, 0],
+                                "middle": donor_inputs[index][donor_rows, control_position]}
                 for name, position in positions.items():
-                    resume = (index, patched(base_inputs[index], position, states[name][index][:, position]))
+                    resume = (index, patched(base_inputs[index], position, donor_states[name]))
                     _, outputs, log_z = _forward(model, batch, index, resume)
                     total = sums[(name, layer)]
                     total["change"] = total["change"] + squares_per_head(outputs[index] - base_outputs[index], heads, later,
                                                                          halves)
                     total["norm"] = total["norm"] + squares_per_head(base_outputs[index], heads, later, halves)
                     total["log_z"] = total["log_z"] + log_z[index]
+                base_inputs[index] = base_outputs[index] = None  # done with this layer: memory falls as the pass goes
             if progress is not None:
                 progress.update(len(rows))
 
@@ -180,8 +206,28 @@ def patching_effects(model, tokens: torch.Tensor, layers: list[int], control_pos
             "head_output_change_halves": relative(sums[(name, layer)]["change"], sums[(name, layer)]["norm"]),
             "log_z_change": ((sums[(name, layer)]["log_z"] - base_log_z[layer]) / count)[:, later].abs().mean(-1).tolist(),
         } for layer in layers}} for name, position in positions.items()}
-    return {"patches": effects, "queries_from": control_position + 1, "sequences": count,
-            "seq_len": tokens.shape[1], "heads": heads, "batch_size": batch_size or count}
+    return {"patches": effects, "layers": layers, "queries_from": control_position + 1, "sequences": count,
+            "seq_len": tokens.shape[1], "heads": heads, "batch_size": batch_size,
+            "sink_attention": _sink_attention(sinks, half_counts, range(depth), sink_from_query)}
+
+
+def held_states_batch(model, seq_len: int, device, sequences: int) -> int:
+    """Sequences per batch: as many as one pass allows (``auto_batch_size``), and whose held states, every layer's
+    input and head output, fit in a fifth of the free memory.  All of them when they fit: then every donor is in
+    the batch and needs no pass of its own."""
+    import os
+
+    from behind_rope.llm.loading import auto_batch_size
+
+    if device.type == "cuda":
+        free = torch.cuda.mem_get_info(device)[0]
+    else:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    config = model.config.get_text_config()
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    width = config.hidden_size + config.num_attention_heads * head_dim
+    held = len(decoder_layers(model)) * seq_len * width * 4  # float32 outputs, inputs at most as wide
+    return int(max(1, min(auto_batch_size(model, seq_len, device, cap=sequences), free // (5 * held))))
 
 
 def patching_check(settings: dict, tokens_path) -> dict:
@@ -190,18 +236,19 @@ def patching_check(settings: dict, tokens_path) -> dict:
     from tqdm import tqdm
 
     from behind_rope.device import pick_device
-    from behind_rope.llm.loading import auto_batch_size, load_model
+    from behind_rope.llm.loading import load_model
 
     device, dtype = pick_device(settings["device"], settings["dtype"])
     model = load_model(settings["source"], settings["model"], device, dtype)
     tokens = torch.from_numpy(np.load(tokens_path))
     control_position = int(settings["control_position_fraction"] * tokens.shape[1])
     batch_size = settings["batch_size"]
-    if batch_size == "auto":  # three batches' states are held at once (the sequences and two donors)
-        batch_size = max(1, auto_batch_size(model, tokens.shape[1], device, cap=len(tokens)) // 3)
+    if batch_size == "auto":
+        batch_size = held_states_batch(model, tokens.shape[1], device, len(tokens))
     with tqdm(total=len(tokens), desc=f"{settings['model']} patches ({device.type}, batch {batch_size})", unit="seq",
               mininterval=2.0) as bar:
-        effects = patching_effects(model, tokens, settings["layers"], control_position, int(batch_size), bar)
+        effects = patching_effects(model, tokens, settings["from_layer"], control_position, settings["sink_from_query"],
+                                   int(batch_size), bar)
     closed = closed_system_check(settings, tokens, model)
     return {"model": settings["model"], "device": device.type, "dtype": str(dtype).removeprefix("torch."),
             **effects, "closed_system": closed}
