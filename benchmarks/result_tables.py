@@ -21,6 +21,8 @@ from behind_rope.claims.outcome import part_outcome  # noqa: E402
 from behind_rope.claims.preregistration import history_markdown, load_history  # noqa: E402
 from results_doc import update  # noqa: E402
 
+README = ROOT / "README.md"
+
 
 def _verdict(passed: bool) -> str:
     return "**PASS**" if passed else "**FAIL**"
@@ -348,6 +350,14 @@ def history_table(root: Path = ROOT) -> str:
     return "_From `config/criteria_history.yaml` by `python benchmarks/result_tables.py`._\n\n" + history_markdown(load_history(root))
 
 
+def readme_table(claims: dict, source: str) -> str:
+    """The README's claims table: each claim's statement as results/claims.json words it, and its outcome."""
+    rows = [f"_From `results/claims.json` of {source}._", "", "| claim | what it says | outcome |", "|---|---|---|"]
+    rows += [f"| {name} | {claim['statement']} | **{claim.get('outcome') or _verdict(claim['passed'])}** |"
+             for name, claim in claims.items() if isinstance(claim, dict) and "statement" in claim]
+    return "\n".join(rows)
+
+
 def write_tables(claims: dict, source: str, run: Path | None = None, extended: dict | None = None) -> None:
     """Every claims block of docs/results.md, and the criteria history; ``run`` is the run's folder.  The scale
     ladder comes from ``extended`` (the extended target's results/extended/claims.json) when given."""
@@ -365,6 +375,7 @@ def write_tables(claims: dict, source: str, run: Path | None = None, extended: d
     update("ladder", ladder_note + ladder_table(extended) if extended else note + ladder_table(claims))
     update("decomposition", note + decomposition_table(claims))
     update("position", note + position_table(claims))
+    update("readme_claims", readme_table(claims, source), README)
 
 
 if __name__ == "__main__":

@@ -181,6 +181,28 @@ def _c8a_stance(claim: dict, args: dict) -> tuple[str, str]:
     return _worst(found, reasons, passing)
 
 
+def _c8a_power(models_scaled: dict) -> str:
+    """Whether the floors of every NTK factor could see the smallest fall that counts, in words."""
+    undecided = {m: [f for f, row in r["factors"].items() if not row["preconditions"]["power"]["passed"]]
+                 for m, r in models_scaled.items()}
+    if not any(undecided.values()):
+        return "at every factor of every model the floors could see such a fall, so each verdict is decided"
+    return "the floors could hide such a fall at " + listing(
+        f"factors {listing(fs)} of {model_name(m)} (about "
+        f"{number(max(models_scaled[m]['factors'][f]['preconditions']['power']['sequences_to_resolve'] for f in fs))} "
+        "sequences would resolve them)" for m, fs in undecided.items() if fs)
+
+
+def _c8b_power(sliding: dict) -> str:
+    """Whether the sliding-window layers' floors could see the smallest slope that counts, in words."""
+    power = sliding["preconditions"]["power"]
+    if power["passed"]:
+        return "the unresolved layers, whose floors could hide such a slope, cannot change the check's outcome"
+    return (f"the floors of {power['layers_unresolved']} of those layers could hide such a slope at "
+            f"{number(power['sequences'])} sequences, so the check is undecided (about "
+            f"{number(power['sequences_to_resolve'])} sequences would resolve every layer)")
+
+
 def _c8b_stance(claim: dict, args: dict) -> tuple[str, str]:
     sliding, control = claim["measured"]["sliding"], claim["measured"]["no_window"]
     model, control_model = model_name(sliding["model"]), model_name(control["model"])
@@ -390,6 +412,8 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
                                      f"of {len(c8a['simulation']['factors'])}",
         "c8a.simulation_outcome": _outcome(c8a["simulation"]["passed"], "passes it, so the control fails the claim",
                                            "fails it, as a control must"),
+        "c8.min_resolvable_fall": percent(c8_args["min_resolvable_fall"]),
+        "c8a.power": _c8a_power(c8a["models"]),
     }
 
     # C8b: the log-Z slope beyond the window, by depth.
@@ -408,6 +432,8 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         "c8b.binds": "binds" if sliding["window_binds"] else "does not bind",
         "c8b.slopes": span(row["value"] for layer, row in sliding["layers"].items()
                            if int(layer) in sliding["checked_layers"]),
+        "c8b.min_resolvable_slope": number(c8_args["min_resolvable_slope"]),
+        "c8b.power": _c8b_power(sliding),
     }
 
     # C9: sink heads and the position-0 patch, the middle position as control.
