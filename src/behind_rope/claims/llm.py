@@ -98,16 +98,17 @@ def documents_to_resolve(noises, documents: int, bound: float, layers: int) -> i
     return math.ceil(round(needed[layers - 1], 6))  # rounded first: a float's last bit adds no document
 
 
-def noise_control(rows: dict, documents: int, min_spread_ratio: float, min_layers: int) -> dict:
-    """C5b's noise control as a precondition: the split-half noise alone must stay below the bound in at least
-    ``min_layers`` of the layers, else the bound is not resolved (the noise would pass the claim by itself)."""
-    noises = [r["noise_spread_ratio"] for r in rows.values()]
-    quiet = [layer for layer, r in rows.items() if r["noise_spread_ratio"] < min_spread_ratio]
-    needed = documents_to_resolve(noises, documents, min_spread_ratio, min_layers)
+def noise_control(rows: dict, noisy: list, documents: int, min_spread_ratio: float, min_layers: int) -> dict:
+    """C5b's noise control as a precondition: the split-half noise alone must reach the bound (``noisy``: the
+    layers where it does) in fewer than ``min_layers`` of the layers, else it would pass the claim by itself and
+    the bound is not resolved."""
+    quiet = [layer for layer in rows if layer not in noisy]
+    needed = documents_to_resolve([r["noise_spread_ratio"] for r in rows.values()], documents, min_spread_ratio,
+                                  len(rows) - min_layers + 1)
     return precondition(
-        len(quiet) >= min_layers,
-        f"the split-half noise's spread ratio is below {min_spread_ratio} in layers {quiet or 'none'} of "
-        f"{list(rows)} at {documents} documents (at least {min_layers} needed)",
+        len(noisy) < min_layers,
+        f"the split-half noise's spread ratio reaches {min_spread_ratio} in layers {noisy or 'none'} of "
+        f"{list(rows)} at {documents} documents (fewer than {min_layers} allowed)",
         f"about {needed:,} Figure 5 documents (llm.inputs.fig5.sequences), where the noise would fall below the "
         "bound in enough layers",
         documents=documents, documents_to_resolve=needed, quiet_layers=quiet)
@@ -161,7 +162,7 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
         documents = metrics[figure5]["metadata"]["sequences"]
         magnitude[model] = {
             "passed": sum(large(r) for r in rows_b.values()) >= c5b["min_layers"],
-            "preconditions": {"noise_control": noise_control(rows_b, documents, c5b["min_spread_ratio"],
+            "preconditions": {"noise_control": noise_control(rows_b, noise_large, documents, c5b["min_spread_ratio"],
                                                              c5b["min_layers"])},
             "layers": {str(layer): {"spread_ratio": r["spread_ratio"], "noise_spread_ratio": r["noise_spread_ratio"],
                                     "raw_spread": r["raw_spread"], "pattern_spread": r["pattern_spread"],
@@ -229,8 +230,8 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
             "against [-10, 10]).",
             f"per model, in at least {c5b['min_layers']} of layers {c5b['layers']} of the Figure 5 run: the "
             f"quantile width of the diagonal-normalised scores (as drawn) is >= {c5b['min_spread_ratio']} of the raw "
-            f"scores' and >= {c5b['min_over_noise']:g} x the split-half noise's; decided where the noise itself stays "
-            f"below {c5b['min_spread_ratio']} in at least {c5b['min_layers']} layers (else UNDECIDED)",
+            f"scores' and >= {c5b['min_over_noise']:g} x the split-half noise's; decided where the noise itself reaches "
+            f"{c5b['min_spread_ratio']} in fewer than {c5b['min_layers']} layers (else UNDECIDED)",
             magnitude),
         "C5c": _per_model(
             "The non-relative pattern singles out the first few keys (key 0, the attention sink, "

@@ -193,12 +193,12 @@ def _c8a_power(models_scaled: dict) -> str:
         "sequences would resolve them)" for m, fs in undecided.items() if fs)
 
 
-def _c8b_power(sliding: dict) -> str:
+def _c8b_power(sliding: dict, slope: str = "such a slope") -> str:
     """Whether the sliding-window layers' floors could see the smallest slope that counts, in words."""
     power = sliding["preconditions"]["power"]
     if power["passed"]:
-        return "the unresolved layers, whose floors could hide such a slope, cannot change the check's outcome"
-    return (f"the floors of {power['layers_unresolved']} of those layers could hide such a slope at "
+        return f"the unresolved layers, whose floors could hide {slope}, cannot change the check's outcome"
+    return (f"the floors of {power['layers_unresolved']} of its sliding-window layers could hide {slope} at "
             f"{number(power['sequences'])} sequences, so the check is undecided (about "
             f"{number(power['sequences_to_resolve'])} sequences would resolve every layer)")
 
@@ -219,11 +219,8 @@ def _c8b_stance(claim: dict, args: dict) -> tuple[str, str]:
         return UNDECIDED, (f"in {model} the slope is not defined at queries $i \\geq {number(sliding['min_query'])}$ "
                            f"(sequences of {number(sliding['seq_len'])} tokens)")
     if sliding.get("outcome") == "UNDECIDED":
-        power = sliding["preconditions"]["power"]
-        return UNDECIDED, (f"in {model} the slope's rank correlation with depth is {correlation}, but the floors of "
-                           f"{power['layers_unresolved']} of its sliding-window layers could hide a slope of "
-                           f"{number(args['min_resolvable_slope'])} at {number(power['sequences'])} sequences "
-                           f"(about {number(power['sequences_to_resolve'])} would resolve them)")
+        return UNDECIDED, (f"in {model} the slope's rank correlation with depth is {correlation}, but "
+                           f"{_c8b_power(sliding, 'a slope of ' + number(args['min_resolvable_slope']))}")
     if _defined(sliding["depth_correlation"]) and sliding["depth_correlation"] >= args["min_depth_correlation"]:
         return NOT_SHOWN, (f"in {model} the slope's rank correlation with depth is {correlation}, but it is above the "
                            f"noise in only {above}")

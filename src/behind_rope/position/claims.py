@@ -304,15 +304,15 @@ def window_depth(arrays: dict, metadata: dict, min_query: int, min_depth_correla
               "min_query": min_query, "seq_len": int(np.asarray(arrays["log_z"]).shape[-1]), "by_type": by_type,
               "floor_multiple": floor_multiple, "layers": rows}
     if min_resolvable_slope is not None:
-        result["preconditions"] = {"power": slope_power([rows[layer] for layer in checked], trend, floor_multiple,
+        result["preconditions"] = {"power": slope_power([rows[layer] for layer in checked], above, trend, floor_multiple,
                                                         min_layer_share, min_resolvable_slope, metadata["sequences"])}
     return result
 
 
-def slope_power(rows: list[dict], trend_holds: bool, floor_multiple: float, min_layer_share: float,
+def slope_power(rows: list[dict], above: int, trend_holds: bool, floor_multiple: float, min_layer_share: float,
                 min_resolvable_slope: float, sequences: int) -> dict:
-    """C8b's power precondition over the checked layers' rows (``value``, ``floor``): see :func:`window_depth`."""
-    above = sum(row["value"] > floor_multiple * row["floor"] for row in rows)
+    """C8b's power precondition over the checked layers' rows (``value``, ``floor``), ``above`` of them above
+    their floors: see :func:`window_depth`."""
     unresolved = sum(not row["value"] > floor_multiple * row["floor"] and floor_multiple * row["floor"] > min_resolvable_slope
                      for row in rows)
     floors = [row["floor"] for row in rows if row["floor"] == row["floor"]]  # an undefined slope has no floor
