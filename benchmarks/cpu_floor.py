@@ -7,7 +7,7 @@ much of their time is already the matrix products themselves.  This script measu
 - a training step of the default twin (1 thread, as the rule runs it), and the capture of one
   LLM's first 4 layers on 1,024-token rows (1 thread, as the rule runs it: resources.llm), each under torch's
   profiler: the share of CPU time in matrix products (mm, addmm, bmm, the oneDNN linear layers of
-  ``behind_rope.llm.kernels``, SDPA), and the rate the plain products (mm, addmm, bmm, whose FLOPs the
+  ``behind_rope.capture.kernels``, SDPA), and the rate the plain products (mm, addmm, bmm, whose FLOPs the
   profiler counts, and the oneDNN linear layers, whose FLOPs come from their shapes) reach, beside what
   one large matrix product reaches on the same threads (the machine's ceiling; for the capture, the
   faster of PyTorch's stock product and the packed oneDNN one);
@@ -37,7 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-ONEDNN_LINEAR = "mkldnn::_linear_pointwise"  # the score runs' linear layers (behind_rope.llm.kernels)
+ONEDNN_LINEAR = "mkldnn::_linear_pointwise"  # the score runs' linear layers (behind_rope.capture.kernels)
 MATRIX_OPS = ("aten::mm", "aten::addmm", "aten::bmm", ONEDNN_LINEAR, "aten::_scaled_dot_product_flash_attention_for_cpu",
               "aten::_scaled_dot_product_flash_attention_for_cpu_backward")
 
@@ -97,7 +97,7 @@ def training_row(repeats: int, dtype: str = "float32") -> dict:
 def capture_row(model_name: str, rows: int, repeats: int) -> dict:
     import torch
 
-    from behind_rope.llm.extract import record_scores
+    from behind_rope.capture.scores import record_scores
     from behind_rope.llm.loading import load_model
 
     torch.set_num_threads(1)
@@ -120,7 +120,7 @@ def single_matmul_rate(threads: int, dtype=None, rounds: int = 3, kernel: str = 
     torch.set_num_threads(threads)
     a, b = torch.randn(2048, 2048, dtype=dtype), torch.randn(2048, 2048, dtype=dtype)
     if kernel == "onednn":
-        from behind_rope.llm.kernels import packed_linear
+        from behind_rope.capture.kernels import packed_linear
 
         linear = packed_linear(b, None)
 

@@ -5,7 +5,7 @@ where each layer hands back its pre-softmax scores (the notebooks patched transf
 here the same eager computation is registered as an attention function), and the per-layer,
 per-head score tensors are summed over sequences afterwards.
 
-Ours (``behind_rope.llm.extract.record_scores``): the registered capture function, float64 running
+Ours (``behind_rope.capture.scores.record_scores``): the registered capture function, float64 running
 sums over heads and sequences, and a forward that stops after the last layer it needs.
 
 Each method runs in its own child process (so peak memory is its own), alternating, ``--repeats``
@@ -139,8 +139,8 @@ def child(args) -> None:
     """One measurement in this process: load, warm up on one sequence, time the rest."""
     import torch
 
+    from behind_rope.capture.scores import record_scores
     from behind_rope.device import pick_device
-    from behind_rope.llm.extract import record_scores
 
     torch.set_num_threads(args.threads)
     device, dtype = pick_device(args.device)

@@ -5,7 +5,7 @@ A lent GPU machine has neither the hub nor the models' weights.  So each model t
 wrote (``results/models/<model>/hf/config.json``: the real shapes, layer types, sliding window, and only the
 layers the pipeline dequantises), and saved as a local folder beside the model's tokenizer.  Then, per model:
 
-- ``score_run`` (behind_rope.llm.extract) on every token set the model reads, with the mask, and without it
+- ``score_run`` (behind_rope.llm.score_run) on every token set the model reads, with the mask, and without it
   for an i.i.d. set; and each of the model's variants (``llm.variants``: embedding replacements, NTK scaling)
   on the token set of claims C6-C8 (``first``); each with the settings ``experiments.score_settings`` gives it;
 - ``patching_check`` (behind_rope.position.patching), claim C9's patches and closed-system check, for the
@@ -121,7 +121,7 @@ def compare_model(config: dict, model: str, models_from: Path, work: Path, seque
     from transformers import AutoTokenizer
 
     from behind_rope import experiments
-    from behind_rope.llm.extract import score_run
+    from behind_rope.llm.score_run import score_run
     from behind_rope.position.patching import patching_check
 
     folder = random_model_folder(models_from / model / "hf" / "config.json", work / model / "hf")

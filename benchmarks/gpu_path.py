@@ -4,11 +4,11 @@ No hub is reachable from a lent GPU machine, so the models are random-initialise
 the default scale: a Llama of SmolLM2-135M's shapes and a Gemma-3 of gemma3's ``config.json`` (the one
 ``cache_llm`` wrote; its sliding window binds at 1,024 tokens) for the score capture, and the default twin.
 
-1. Score capture (``behind_rope.llm.extract.record_scores``, per-head records on): the same tokens on the
+1. Score capture (``behind_rope.capture.scores.record_scores``, per-head records on): the same tokens on the
    CPU in float32 (the reference), on CUDA in float32, and on CUDA in bf16 (the GPU default,
    ``llm.dtype: auto``).  On CUDA, beside the capture as it is (one product over the whole matrix), two
    other ways: the blocks that skip the keys a causal mask hides, which the CPU takes
-   (``extract.skips_hidden_keys``), forced on the GPU; and the capture before those blocks came in
+   (``capture.scores.skips_hidden_keys``), forced on the GPU; and the capture before those blocks came in
    (``reuse.whole_score_matrix``), so that the table shows what each costs a GPU.  For each array it
    prints the largest difference relative to the reference's largest magnitude, and the speed-up in
    tokens/s.
@@ -61,7 +61,7 @@ def random_llm(device: torch.device, dtype: torch.dtype, config_path: Path | Non
 
 def time_capture(model, tokens: torch.Tensor, layers: int, batch: int, repeats: int) -> dict:
     """The capture's arrays and its speed, the least time of ``repeats`` runs after a warm-up."""
-    from behind_rope.llm.extract import record_scores
+    from behind_rope.capture.scores import record_scores
 
     device = next(model.parameters()).device
     record_scores(model, [tokens[:1]], range(layers), per_head=True)  # warm-up (kernels, allocator)
@@ -80,14 +80,14 @@ def time_capture(model, tokens: torch.Tensor, layers: int, batch: int, repeats: 
 @contextlib.contextmanager
 def blocks_on_every_device():
     """The capture of a333a7f: blocks that skip the keys a causal mask hides, on a GPU too."""
-    from behind_rope.llm import extract
+    from behind_rope.capture import scores as capture
 
-    on_cpu_only = extract.skips_hidden_keys
-    extract.skips_hidden_keys = lambda device: True
+    on_cpu_only = capture.skips_hidden_keys
+    capture.skips_hidden_keys = lambda device: True
     try:
         yield
     finally:
-        extract.skips_hidden_keys = on_cpu_only
+        capture.skips_hidden_keys = on_cpu_only
 
 
 # On CUDA the capture as it is (one product over the whole matrix on a GPU), beside the blocks that skip

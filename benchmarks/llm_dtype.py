@@ -36,7 +36,7 @@ GRID = 256  # what Figure 5 draws per side at most
 
 
 def record(model, tokens, batch_size: int):
-    from behind_rope.llm.extract import record_scores
+    from behind_rope.capture.scores import record_scores
 
     started = time.perf_counter()
     recorder = record_scores(model, tokens.split(batch_size), range(LAYERS))

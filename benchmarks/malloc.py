@@ -55,7 +55,7 @@ def train(args) -> tuple[float, str]:
 def scores(args) -> tuple[float, str]:
     import torch
 
-    from behind_rope.llm.extract import record_scores
+    from behind_rope.capture.scores import record_scores
     from behind_rope.llm.loading import load_model
 
     model = load_model({"local": args.model}, Path(args.model).parent.name, torch.device("cpu"), torch.float32)

@@ -1,6 +1,6 @@
 """The score capture with PyTorch's stock float32 linear layers (MKL) and with oneDNN's packed ones, side by side.
 
-``behind_rope.llm.kernels.onednn_linears`` makes the linear layers of a CPU score run and of the patching
+``behind_rope.capture.kernels.onednn_linears`` makes the linear layers of a CPU score run and of the patching
 compute with oneDNN.  For each model this script records the first 4 layers of the first ``--rows``
 sequences of its Figure 5 token set both ways (as its Figure 5 run does), on 1 thread (as a score job runs on 2 cores), alternating
 which goes first, ``--repeats`` times, and keeps each way's least CPU time.  It prints the ratio and how
@@ -32,9 +32,9 @@ WAYS = ("stock (MKL)", "oneDNN")
 
 def capture(model, tokens, batch_size: int, way: str, per_head: bool = False) -> tuple[float, dict]:
     """CPU seconds and the recorder's arrays of one capture, ``way`` being one of WAYS."""
-    from behind_rope.llm.extract import record_scores
+    from behind_rope.capture.scores import record_scores
 
-    stock = mock.patch("behind_rope.llm.kernels.onednn_available", return_value=False)
+    stock = mock.patch("behind_rope.capture.kernels.onednn_available", return_value=False)
     with stock if way == WAYS[0] else nullcontext():
         started = time.process_time()
         result = record_scores(model, tokens.split(batch_size), range(LAYERS), per_head=per_head).result()
@@ -94,7 +94,7 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    from behind_rope.llm.kernels import onednn_available
+    from behind_rope.capture.kernels import onednn_available
 
     if not onednn_available():
         sys.exit("This PyTorch has no oneDNN linear operators: the score runs use the stock kernels here.")

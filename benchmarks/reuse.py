@@ -1,7 +1,7 @@
 """Three steps that no longer compute the same thing twice, each beside the way it was, with the same results.
 
 - **The causal kernel.** The score capture's attention hands a plain causal mask to PyTorch's fused
-  attention as ``is_causal`` (``behind_rope.llm.extract.is_plain_causal``), so the kernel skips the blocks
+  attention as ``is_causal`` (``behind_rope.capture.scores.is_plain_causal``), so the kernel skips the blocks
   above the diagonal; before, it got the mask as a tensor and computed them.
 - **Each matrix normalised once per layer.** A layer's metrics ask for the diagonal-normalised mean and
   halves several times each; within ``behind_rope.maths.metrics.normalising_once`` each is computed once.
@@ -13,7 +13,7 @@
   blocks of queries against only the keys up to each block's last query (``ScoreRecorder.add``), and a
   per-head run sums its per-head scores over heads instead of taking a second product for the head sum;
   before, both products covered the whole S x S matrix.  A sliding-window layer attends in blocks of
-  queries too, each over only the keys its window shows (``extract.attend_in_blocks``), where one masked
+  queries too, each over only the keys its window shows (``capture.scores.attend_in_blocks``), where one masked
   call of the fused kernel computed every key.  The products come in other shapes, so the numbers agree
   to float32's rounding, not bit for bit: the table says by how much.
 
@@ -54,14 +54,14 @@ def one_masked_call(query, key, value, allowed, scaling):
 @contextlib.contextmanager
 def masked_kernel():
     """The score capture's attention as it was: the causal mask handed to the kernel as a tensor."""
-    from behind_rope.llm import extract
+    from behind_rope.capture import scores as capture
 
-    plain, in_blocks = extract.is_plain_causal, extract.attend_in_blocks
-    extract.is_plain_causal, extract.attend_in_blocks = (lambda allowed: False), one_masked_call
+    plain, in_blocks = capture.is_plain_causal, capture.attend_in_blocks
+    capture.is_plain_causal, capture.attend_in_blocks = (lambda allowed: False), one_masked_call
     try:
         yield
     finally:
-        extract.is_plain_causal, extract.attend_in_blocks = plain, in_blocks
+        capture.is_plain_causal, capture.attend_in_blocks = plain, in_blocks
 
 
 @contextlib.contextmanager
@@ -114,8 +114,8 @@ def whole_score_matrix():
     and a sliding-window layer's attention one masked call of the fused kernel."""
     import torch
 
-    from behind_rope.llm import extract
-    from behind_rope.llm.extract import ScoreRecorder, _StopForward
+    from behind_rope.capture import scores as capture
+    from behind_rope.capture.scores import ScoreRecorder, StopForward
 
     def add(self, layer, query, key, scaling, allowed, lower_triangular=False):
         if layer not in self.layers:
@@ -146,14 +146,14 @@ def whole_score_matrix():
             log_z = torch.logsumexp(scores, dim=-1)
             self._add_per_head(layer, log_z, torch.exp(scores[..., 0] - log_z), rows)
         if self.stop and layer == self.layers[-1]:
-            raise _StopForward
+            raise StopForward
 
-    blocked, in_blocks = ScoreRecorder.add, extract.attend_in_blocks
-    ScoreRecorder.add, extract.attend_in_blocks = add, one_masked_call
+    blocked, in_blocks = ScoreRecorder.add, capture.attend_in_blocks
+    ScoreRecorder.add, capture.attend_in_blocks = add, one_masked_call
     try:
         yield
     finally:
-        ScoreRecorder.add, extract.attend_in_blocks = blocked, in_blocks
+        ScoreRecorder.add, capture.attend_in_blocks = blocked, in_blocks
 
 
 def fewer_rows(tokens_path, rows: int) -> Path:
@@ -242,7 +242,7 @@ def main() -> None:
 
     from behind_rope import atomic, experiments
     from behind_rope.config import load
-    from behind_rope.llm.extract import score_run
+    from behind_rope.llm.score_run import score_run
     from behind_rope.maths.metrics import Measures, score_file_metrics
     from behind_rope.position.patching import patching_check
 

@@ -35,7 +35,7 @@ import gc, json, sys
 gc.disable()
 import torch
 from behind_rope.cli.scores import save_scores
-from behind_rope.llm.extract import score_run
+from behind_rope.llm.score_run import score_run
 threads, runs = json.load(sys.stdin)
 torch.set_num_threads(threads)
 for settings, tokens, output in runs:

@@ -7,7 +7,7 @@ times:
 
 - ``train``: training steps of a twin of the config's size (forward, backward, AdamW; the twins'
   batch and sequence length, random tokens);
-- ``scores``: the score capture (``behind_rope.llm.extract.record_scores``) on the first 4 layers of a
+- ``scores``: the score capture (``behind_rope.capture.scores.record_scores``) on the first 4 layers of a
   pretrained model folder, on 1,024-token rows, as the Figure 5 runs do.
 
 It prints each step's throughput at 1 and 2 threads, the speed-up s, the parallel efficiency s / 2,
@@ -95,7 +95,7 @@ def score_throughput(model_dir: str, sequences: int) -> dict:
     """Tokens per second of the capture of the first 4 layers on random 1,024-token rows."""
     import torch
 
-    from behind_rope.llm.extract import record_scores
+    from behind_rope.capture.scores import record_scores
     from behind_rope.llm.loading import load_model
 
     model = load_model({"local": model_dir}, Path(model_dir).parent.name, torch.device("cpu"), torch.float32)

@@ -12,10 +12,12 @@ from conftest import ROOT
 def test_a_step_runs_its_handlers_imports_and_their_imports():
     assert handler_location("gram") == ("behind_rope.cli.scores", "gram")
     gram = step_modules(*handler_location("gram"))
-    assert {"behind_rope.cli.scores", "behind_rope.twins.gram", "behind_rope.llm.extract", "behind_rope.twins.model",
+    assert {"behind_rope.cli.scores", "behind_rope.twins.gram", "behind_rope.capture.scores", "behind_rope.twins.model",
             "behind_rope.atomic"} <= gram
     # Other handlers of the same module import metrics.py (metrics) and the score runs (scores); gram does neither.
     assert "behind_rope.maths.metrics" not in gram and "behind_rope.paper.document" not in gram
+    # The capture is its own package: the Gram matrices run none of the LLMs' code.
+    assert not [module for module in gram if module.startswith("behind_rope.llm")]
     assert "behind_rope.twins.gram" not in step_modules(*handler_location("scores"))
     assert "behind_rope.maths.rope" in step_modules(*handler_location("simulate"))  # through simulate.py
 
@@ -25,7 +27,7 @@ def test_a_figure_script_runs_what_it_imports():
     assert {"behind_rope.figures.plotting", "behind_rope.theory.derivation", "behind_rope.maths.blocks",
             "behind_rope.atomic"} <= modules
     # plotting draws block means (maths.blocks), not the metrics: editing a metric does not redraw this figure
-    assert "behind_rope.llm.extract" not in modules and "behind_rope.maths.metrics" not in modules
+    assert "behind_rope.capture.scores" not in modules and "behind_rope.maths.metrics" not in modules
 
 
 @pytest.mark.parametrize("kept", [False, True], ids=["worked out", "kept in .snakemake between starts"])

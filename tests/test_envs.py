@@ -112,9 +112,9 @@ def test_light_jobs_import_nothing_from_the_heavy_env():
     done = import_without_heavy_packages(LIGHT_IMPORTS)
     assert done.returncode == 0, done.stderr
     # The check can fail: a heavy module does not import under it, named as a module or by a script's import.
-    blocked = import_without_heavy_packages(["behind_rope.llm.extract"], scripts=[])
+    blocked = import_without_heavy_packages(["behind_rope.capture.scores"], scripts=[])
     assert blocked.returncode != 0 and "not in the light environment" in blocked.stderr
-    script = "from behind_rope.figures.plotting import (\n    plt,\n)\nfrom behind_rope.llm import extract\n"
+    script = "from behind_rope.figures.plotting import (\n    plt,\n)\nfrom behind_rope.capture import scores\n"
     blocked = import_without_heavy_packages([], scripts=[script])
     assert blocked.returncode != 0 and "not in the light environment" in blocked.stderr
 

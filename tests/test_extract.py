@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from behind_rope.llm.extract import SCORES, ScoreRecorder, _StopForward, hides_later_keys, record_scores, repeat_kv
+from behind_rope.capture.scores import SCORES, ScoreRecorder, StopForward, hides_later_keys, record_scores, repeat_kv
+from behind_rope.data.corpus import bos_prefix
 from behind_rope.llm.loading import (
     ModelSourceError,
     auto_batch_size,
-    bos_prefix,
     check_architecture,
     encode_documents,
     load_model,
@@ -128,7 +128,7 @@ def test_sliding_window_layers_keep_their_window():
 
 
 def test_only_a_plain_causal_mask_goes_to_the_kernel_as_causal():
-    from behind_rope.llm.extract import is_plain_causal
+    from behind_rope.capture.scores import is_plain_causal
 
     causal = torch.ones(6, 6, dtype=torch.bool).tril()
     window = causal & ~torch.ones(6, 6, dtype=torch.bool).tril(-4)
@@ -150,7 +150,7 @@ def test_without_the_mask_every_entry_is_recorded():
 def test_a_causal_run_that_gets_no_mask_stops_instead_of_attending_to_every_key():
     from types import SimpleNamespace
 
-    from behind_rope.llm.extract import scores_attention, scores_attention_noncausal
+    from behind_rope.capture.scores import scores_attention, scores_attention_noncausal
 
     query = key = value = torch.zeros(1, 2, 5, 4)
     with pytest.raises(RuntimeError, match="got no attention mask"):
@@ -175,7 +175,7 @@ def test_recorder_halves_alternate_by_sequence():
     try:
         recorder.add(0, query, key, 1.0, None)
     except Exception as stop:
-        assert type(stop).__name__ == "_StopForward"
+        assert type(stop).__name__ == "StopForward"
     result = recorder.result()
     assert np.allclose(result["half_a"], 1.0) and np.allclose(result["half_b"], 2.0)  # sequences 0, 2 vs 1, 3
     assert np.allclose(result["mean_scores"], 1.5)
@@ -306,7 +306,7 @@ def test_a_causal_run_computed_in_blocks_of_queries_records_what_the_whole_matri
 @pytest.mark.parametrize("mask", ["causal", "window", "one row padded"])
 @pytest.mark.parametrize("queries", [40, 33])
 def test_attention_in_blocks_of_queries_gives_what_one_masked_call_gives(mask, queries):
-    from behind_rope.llm.extract import attend_in_blocks
+    from behind_rope.capture.scores import attend_in_blocks
 
     query, key, value = torch.randn(3, 3, 4, 40, 8, generator=torch.Generator().manual_seed(6)).unbind(0)
     query = query[:, :, -queries:]
@@ -330,22 +330,22 @@ def test_blocks_of_queries_are_only_taken_for_a_mask_that_hides_every_later_key(
 def test_the_gpu_way_of_capturing_records_what_the_cpu_blocks_record(monkeypatch, per_head):
     # A GPU takes one product over the whole matrix and one masked call per window (skips_hidden_keys is
     # False there); this runs that branch on the CPU, through a model whose sliding windows bind.
-    from behind_rope.llm import extract
+    from behind_rope.capture import scores as capture_scores
 
     model = tiny_model("gemma3_text")  # layers: sliding (window 4), full, sliding
     tokens = torch.randint(0, 64, (3, 24), generator=torch.Generator().manual_seed(2))
     calls = []
-    attend = extract.attend_in_blocks
-    monkeypatch.setattr(extract, "attend_in_blocks", lambda *args, **kwargs: calls.append(1) or attend(*args, **kwargs))
+    attend = capture_scores.attend_in_blocks
+    monkeypatch.setattr(capture_scores, "attend_in_blocks", lambda *args, **kwargs: calls.append(1) or attend(*args, **kwargs))
 
     def capture():
         return record_scores(model, tokens.split(2), range(3), per_head=per_head).result()
 
-    assert extract.skips_hidden_keys(torch.device("cpu")) and not extract.skips_hidden_keys(torch.device("cuda"))
+    assert capture_scores.skips_hidden_keys(torch.device("cpu")) and not capture_scores.skips_hidden_keys(torch.device("cuda"))
     blocked = capture()
     assert calls, "the CPU run should attend to its windows in blocks"
     calls.clear()
-    monkeypatch.setattr(extract, "skips_hidden_keys", lambda device: False)
+    monkeypatch.setattr(capture_scores, "skips_hidden_keys", lambda device: False)
     whole = capture()
     assert not calls, "the GPU way attends to a window in one masked call"
     assert blocked.keys() == whole.keys()
@@ -354,7 +354,7 @@ def test_the_gpu_way_of_capturing_records_what_the_cpu_blocks_record(monkeypatch
 
 
 def test_a_variant_changes_the_model_as_it_says_and_its_identity_control_changes_nothing(tmp_path):
-    from behind_rope.llm.extract import score_run
+    from behind_rope.llm.score_run import score_run
 
     tiny_model("llama").save_pretrained(tmp_path / "model")
     np.save(tmp_path / "tokens.npy", np.random.default_rng(0).integers(0, 64, (5, 16)))
@@ -378,7 +378,7 @@ def test_per_head_records_stay_on_the_device_of_the_scores():
     recorder = ScoreRecorder([0], per_head=True)
     query, key = torch.zeros(3, 2, 5, 4, device="meta"), torch.zeros(3, 2, 5, 4, device="meta")
     allowed = torch.ones(5, 5, dtype=torch.bool, device="meta").tril()[None, None]
-    with pytest.raises(_StopForward):  # the last recorded layer ends the forward pass
+    with pytest.raises(StopForward):  # the last recorded layer ends the forward pass
         recorder.add(0, query, key, 0.5, allowed)
     assert {tensor.device.type for tensor in recorder.head_sums[0].values()} == {"meta"}
 

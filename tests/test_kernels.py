@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from behind_rope.llm import kernels
-from behind_rope.llm.extract import record_scores
+from behind_rope.capture import kernels
+from behind_rope.capture.scores import record_scores
 from test_extract import tiny_model
 
 pytestmark = pytest.mark.skipif(not kernels.onednn_available(), reason="this PyTorch has no oneDNN linear operators")

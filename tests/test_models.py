@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from behind_rope.llm.extract import ScoreRecorder, record_scores, recording
+from behind_rope.capture.scores import ScoreRecorder, record_scores, recording
 from behind_rope.twins.gram import PANELS, RecomputationMismatch, gram_matrices
 from behind_rope.twins.model import TwinSize, build_twin, load_twin, save_twin, uses_rope
 
@@ -22,7 +22,7 @@ def layer_scores_at(model, hidden, positions):
         try:
             attention(hidden, position_embeddings=rotary, attention_mask=causal)
         except Exception as stop:  # the recorder stops the forward after its last layer
-            assert type(stop).__name__ == "_StopForward"
+            assert type(stop).__name__ == "StopForward"
     return recorder.raw[0][0]
 
 

@@ -60,7 +60,7 @@ def test_position_0_is_a_closed_system_in_a_causal_model_and_the_check_can_fail(
 
 @pytest.mark.parametrize("architecture", ["llama", "gemma3_text"])
 def test_replacing_an_input_embedding(architecture):
-    from behind_rope.llm.extract import embedding_replacement
+    from behind_rope.llm.score_run import embedding_replacement
 
     model = tiny_model(architecture)
     tokens = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(0))
@@ -91,7 +91,7 @@ def test_ntk_scaling_raises_every_rope_base():
 
 
 def test_zero_and_random_replacements():
-    from behind_rope.llm.extract import embedding_replacement
+    from behind_rope.llm.score_run import embedding_replacement
 
     model = tiny_model("llama")
     tokens = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(0))
@@ -106,7 +106,7 @@ def test_zero_and_random_replacements():
 
 @pytest.mark.parametrize("causal", [True, False])
 def test_per_head_log_z_and_sink_match_the_raw_scores(causal):
-    from behind_rope.llm.extract import record_scores
+    from behind_rope.capture.scores import record_scores
 
     model = tiny_model("llama")
     tokens = torch.randint(0, 64, (4, 12), generator=torch.Generator().manual_seed(0))
@@ -123,7 +123,7 @@ def test_per_head_log_z_and_sink_match_the_raw_scores(causal):
 
 
 def test_patching_every_layer_records_the_effects_and_the_sink_attention():
-    from behind_rope.llm.extract import record_scores
+    from behind_rope.capture.scores import record_scores
     from behind_rope.position.patching import patching_effects
 
     model = tiny_model("llama")  # 3 layers
@@ -158,7 +158,7 @@ def test_patching_every_layer_records_the_effects_and_the_sink_attention():
 
 @pytest.mark.parametrize("architecture", ["llama", "qwen2", "gemma3_text"])
 def test_a_pass_started_at_a_layer_computes_what_the_whole_pass_computes(architecture):
-    from behind_rope.llm.extract import SCORES
+    from behind_rope.capture.scores import SCORES
     from behind_rope.position.patching import _forward, decoder_layers, patched
 
     model = tiny_model(architecture)  # Gemma-3's layers: sliding window, full, sliding window (window 4)

@@ -41,7 +41,7 @@ def llm_inputs(args) -> None:
 def scores(args) -> None:
     import torch
 
-    from behind_rope.llm.extract import score_run
+    from behind_rope.llm.score_run import score_run
 
     torch.set_num_threads(args.threads)
     save_scores(args.output, *score_run(args.settings, args.tokens))

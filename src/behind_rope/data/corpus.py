@@ -1,4 +1,5 @@
-"""Raw text to token sequences: extract clean documents from a corpus package, split, tokenize.
+"""Raw text to token sequences: extract clean documents from a corpus package, split, tokenize; and whether
+a tokenizer puts BOS in front of text (``bos_prefix``), which every model's token sets start with.
 
 The held-out split is by document, so no speech (or Brown text) is in both splits.  Documents are
 joined with the tokenizer's end-of-text token and cut into fixed-length sequences.
@@ -117,3 +118,9 @@ def prepare_corpus(archive, tokenizer_dir, output_dir, format: str, seq_len: int
     stats = {**prepared["stats"], "separator_id": tok.eos_token_id, "tokenizer_size": len(tok)}
     atomic.write_json(output_dir / "stats.json", stats)
     return prepared["stats"]
+
+
+def bos_prefix(tokenizer) -> list[int]:
+    """The BOS id if this tokenizer puts one in front of text by default (Gemma, Llama 3), else nothing."""
+    first = tokenizer("a").input_ids[:1]
+    return first if tokenizer.bos_token_id is not None and first == [tokenizer.bos_token_id] else []

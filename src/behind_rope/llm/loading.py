@@ -81,12 +81,6 @@ def load_tokenizer(source: dict):
     return AutoTokenizer.from_pretrained(where, **kwargs)
 
 
-def bos_prefix(tokenizer) -> list[int]:
-    """The BOS id if this tokenizer puts one in front of text by default (Gemma, Llama 3), else nothing."""
-    first = tokenizer("a").input_ids[:1]
-    return first if tokenizer.bos_token_id is not None and first == [tokenizer.bos_token_id] else []
-
-
 def encode_documents(documents: dict[str, str], tokenizer) -> dict[str, list[int]]:
     """Every document in the model's tokens, without special tokens, in name order."""
     return {name: tokenizer(documents[name], add_special_tokens=False).input_ids for name in sorted(documents)}
@@ -147,7 +141,7 @@ def write_input_sets(archive, output_dir: Path, model: str, source: dict, format
     tokenizer adds one; an i.i.d. set (``iid_of``) is drawn from the tokens of the text set it
     names, so text sets are made first.
     """
-    from behind_rope.data.corpus import read_documents
+    from behind_rope.data.corpus import bos_prefix, read_documents
 
     tokenizer = load_tokenizer(source)
     encoded = encode_documents(read_documents(archive, format), tokenizer)

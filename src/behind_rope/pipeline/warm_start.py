@@ -49,7 +49,7 @@ PRELOAD = (
     "transformers.models.gemma3.modeling_gemma3",
     "transformers.models.smollm3.modeling_smollm3",
     "behind_rope.cli",
-    "behind_rope.llm.extract",
+    "behind_rope.llm.score_run",
     "behind_rope.llm.loading",
     "behind_rope.llm.dequantize",
     "behind_rope.twins.train",

@@ -1,6 +1,6 @@
 """Per-head measures of where absolute position comes from (claims C6, C8b and C9); numpy only.
 
-A score run with ``per_head`` (behind_rope.llm.extract.ScoreRecorder) records, per layer, head and
+A score run with ``per_head`` (behind_rope.capture.scores.ScoreRecorder) records, per layer, head and
 query, the mean log-normaliser log Z(i) (the log-sum-exp of the query's pre-softmax scores over the
 keys it sees) and the mean attention paid to key 0, for all sequences and for two halves.
 

@@ -27,8 +27,8 @@ from contextlib import ExitStack, contextmanager
 import numpy as np
 import torch
 
-from behind_rope.llm.extract import SCORES, ScoreRecorder, _StopForward, recording
-from behind_rope.llm.kernels import onednn_linears
+from behind_rope.capture.kernels import onednn_linears
+from behind_rope.capture.scores import SCORES, ScoreRecorder, StopForward, recording
 
 
 def decoder_layers(model) -> torch.nn.ModuleList:
@@ -107,7 +107,7 @@ def _forward(model, tokens: torch.Tensor, last_layer: int, start: tuple[int, tor
             feed = {"inputs_embeds": start[1]}
         try:
             model.base_model(**feed, use_cache=False)
-        except _StopForward:
+        except StopForward:
             pass
     # Per-head log Z summed over the sequences, so batches add up.
     log_z = {layer: sums["log_z"].sum(0) for layer, sums in recorder.head_sums.items() if layer <= last_layer}

@@ -135,8 +135,8 @@ def checkpoint_input_sets(corpus_dir, files: list[str], tokenizer_dir, vocab_siz
     """
     from transformers import AutoTokenizer
 
+    from behind_rope.data.corpus import bos_prefix
     from behind_rope.data.hub import read_parquet_texts
-    from behind_rope.llm.loading import bos_prefix
     from behind_rope.twins.vocabulary import unigram_tokens
 
     texts = read_parquet_texts(corpus_dir, files, documents)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from behind_rope.llm.extract import record_scores, repeat_kv
-from behind_rope.llm.kernels import onednn_linears
+from behind_rope.capture.kernels import onednn_linears
+from behind_rope.capture.scores import record_scores, repeat_kv
 
 PANELS = "abcdefghi"  # in the paper's order; what each shows: workflow/scripts/fig3_nope_gram.py
 
