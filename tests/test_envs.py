@@ -73,7 +73,7 @@ LIGHT_IMPORTS = ["behind_rope.__main__", "behind_rope.theory.derivation", "behin
                  "behind_rope.figures.plotting", "behind_rope.data.fetch", "behind_rope.atomic", "behind_rope.paper.document",
                  "behind_rope.paper.latex", "behind_rope.figures.table", "behind_rope.experiments", "behind_rope.config",
                  "behind_rope.pipeline.codedigest", "behind_rope.simulation.variants", "behind_rope.maths.decompose", "behind_rope.claims.llm",
-                 "behind_rope.paper.llm", "behind_rope.paper.c3", "behind_rope.paper.format", "behind_rope.position.sources",
+                 "behind_rope.paper.llm", "behind_rope.paper.c3", "behind_rope.paper.format", "behind_rope.maths.position_sources",
                  "behind_rope.claims.seeds", "behind_rope.claims.panels", "behind_rope.claims.gate", "behind_rope.claims.preregistration",
                  "behind_rope.position.claims", "behind_rope.paper.position", "behind_rope.twins.vocabulary",
                  "behind_rope.pipeline.allocator"]

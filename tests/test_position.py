@@ -1,14 +1,14 @@
 """Where absolute position comes from: the definitions on cases of known answer, the interventions and the
 per-head records on tiny models, and claims C6-C9 failing on synthetic or control inputs
-(behind_rope.position.sources, heads, patching, position_claims)."""
+(behind_rope.maths.position_sources, position.heads, patching, claims)."""
 
 import numpy as np
 import pytest
 import torch
 
+from behind_rope.maths import position_sources as position
 from behind_rope.maths.rope_base import ntk_theta
 from behind_rope.position import heads
-from behind_rope.position import sources as position
 from behind_rope.position.claims import claim_c6, claim_c7, claim_c8a, claim_c8b, claim_c9, replacement_effect
 from conftest import default_measures
 from test_extract import tiny_model

@@ -117,7 +117,7 @@ POSITION_FIGURES = {name for name in CLAIMS_FIGURES if "results/claims/position.
     ("position/claims.py", {"position_claims", "claims", "paper_inputs", "paper", "all"} | CLAIMS_FIGURES),
     ("claims/decide.py", {"claims", "paper_inputs", "paper", "all"} | CLAIMS_FIGURES - POSITION_FIGURES),
     # the measures of the two sources: every metrics job and the patching, never a score run or dequantisation
-    ("position/sources.py", {"metrics", "patching", "position_claims", "claims", "paper_inputs", "paper", "all"} | {
+    ("maths/position_sources.py", {"metrics", "patching", "position_claims", "claims", "paper_inputs", "paper", "all"} | {
         name for name, figure in FIGURES.items() if importing(figure, "behind_rope.maths.metrics") or any(
             path.startswith(("results/metrics", "results/claims")) for path in figure.inputs)}),
     # a module no step imports

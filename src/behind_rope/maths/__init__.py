@@ -1,3 +1,4 @@
 """The shared mathematics: rotary position embedding (and NTK-aware scaling of its base), the metrics
-of a mean score matrix, and the score decomposition.  Every stage reads them from here.
+of a mean score matrix, the score decomposition and the two sources of absolute position measured on
+it.  Every stage reads them from here.
 """

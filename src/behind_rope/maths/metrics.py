@@ -313,17 +313,17 @@ def decomposition_metrics(stack: np.ndarray, measures: Measures) -> list[dict]:
       queries), the paper's way (on the diagonal-normalised scores) and on the softmax-visible residual,
       for the mean and each half;
     - the split-half reliability of the residual with the first key left out, and the first-key and
-      mask components with the residual-stream share at early and late queries (behind_rope.position.sources).
+      mask components with the residual-stream share at early and late queries
+      (behind_rope.maths.position_sources).
     """
-    from behind_rope.maths import decompose
-    from behind_rope.position import sources as position
+    from behind_rope.maths import decompose, position_sources
 
     parts = decompose.decompose(stack)
     seq_len = stack.shape[-1]
     start_keys, late_from = measures.start_keys(seq_len), measures.late_from(seq_len)
-    early = position.components(parts.residual[:, 0], measures.early_queries(seq_len))
-    early_halves = [position.components(parts.residual[:, half], measures.early_queries(seq_len)) for half in (1, 2)]
-    late = position.components(parts.residual[:, 0], measures.late_queries(seq_len))
+    early = position_sources.components(parts.residual[:, 0], measures.early_queries(seq_len))
+    early_halves = [position_sources.components(parts.residual[:, half], measures.early_queries(seq_len)) for half in (1, 2)]
+    late = position_sources.components(parts.residual[:, 0], measures.late_queries(seq_len))
     visible = [residual_reliability(parts.residual[k, 1], parts.residual[k, 2], measures.block_grid)
                for k in range(len(stack))]
     mean_residual = parts.residual[:, 0]

@@ -1,5 +1,5 @@
 """Claims C6-C9: where absolute position comes from, tested per head (behind_rope.position.heads,
-behind_rope.position.sources and behind_rope.position.patching have the measures).
+behind_rope.maths.position_sources and behind_rope.position.patching have the measures).
 
 They test the abstract of a follow-up reading (Ruscio, Nanni and Silvestri, 2026) with our own
 measures; each may fail on our models, and a failure, honestly measured, is a result.  Every

@@ -267,7 +267,7 @@ def closed_system_check(settings: dict, tokens: torch.Tensor, model) -> dict:
     across the same sequences with different first tokens (each row's second token moved to the front),
     on the first ``closed_system_seq_len`` tokens of ``tokens``."""
     from behind_rope.llm.loading import load_tokenizer
-    from behind_rope.position.sources import closed_system_gaps
+    from behind_rope.maths.position_sources import closed_system_gaps
 
     tokens = tokens[:, : settings["closed_system_seq_len"]]
     different = tokens.clone()

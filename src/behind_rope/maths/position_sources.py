@@ -20,6 +20,10 @@ left out, so e at key 0 is what the first key adds beyond its offset and its rel
   other keys (1 <= j < i): the non-relative structure that the first key plays no part in.
 - the **residual-stream share** is R^2 / (R^2 + M^2): the first key's part of what the softmax can
   see of absolute position, at those queries.
+
+Every metrics file records these components (behind_rope.maths.metrics), so they live with the shared
+maths, below behind_rope.position; the closed-system check of position 0's hidden states that the
+patching makes (:func:`closed_system_gaps`) lives beside them.
 """
 
 from __future__ import annotations
