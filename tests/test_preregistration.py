@@ -13,13 +13,13 @@ from behind_rope.claims import preregistration
 from behind_rope.claims.preregistration import (
     criterion_commits,
     deciding_paths,
-    history_latex,
     history_markdown,
     load_history,
     unrecorded_changes,
     unrecorded_verdict_changes,
 )
 from behind_rope.config import load_yaml
+from behind_rope.paper.document import history_latex
 
 ROOT = Path(__file__).resolve().parents[1]
 

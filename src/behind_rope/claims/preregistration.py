@@ -3,7 +3,8 @@
 A verdict is only as good as the moment its criteria were written: results/claims.json records, per claim,
 the last commit that changed the values the verdict depends on (``criterion_commits``), and
 config/criteria_history.yaml says why each change was made (``load_history``, printed by
-``history_markdown`` and ``history_latex``).  ``unrecorded_changes`` lets a test keep that history complete.
+``history_markdown``, and in the paper's appendix by behind_rope.paper.document.history_latex).
+``unrecorded_changes`` lets a test keep that history complete.
 
 Everything here reads git with subprocess and never writes to the repository (``criterion_commits`` may
 keep what it parsed in a file it is given: Snakemake's own folder).  A failure of git gives
@@ -112,27 +113,16 @@ def load_history(root: Path, path: str = HISTORY_PATH) -> list[dict]:
     return rows
 
 
+def history_cells(row: dict) -> list[str]:
+    """One row of the history as the text of its ``COLUMNS``, each on one line (the paper's appendix prints them)."""
+    return [_flat(cell) for cell in _cells(row)]
+
+
 def history_markdown(rows) -> str:
     """The history as a Markdown table (docs/results.md), one row per change."""
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for row in rows:
         lines.append("| " + " | ".join(_markdown_cell(cell) for cell in _cells(row)) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def history_latex(rows) -> str:
-    """The history for the paper's appendix: one entry per change, its commit, date and claims as the label.
-
-    An entry's text flows over pages; as table rows, each several inches tall, they left most pages half empty.
-    """
-    from behind_rope.paper.format import tex_escape  # here, so the workflow's parse does not depend on it
-
-    lines = [r"{\small", r"\begin{description}"]
-    for row in rows:
-        commit, date, claims, change, why, after = (tex_escape(_flat(cell)) for cell in _cells(row))
-        lines += [rf"\item[{{{commit}, {date}, {claims}.}}] \emph{{What changed:}} {change}",
-                  rf"\par\emph{{Why:}} {why}", rf"\par\emph{{Written after results?}} {after}"]
-    lines += [r"\end{description}", "}"]
     return "\n".join(lines) + "\n"
 
 

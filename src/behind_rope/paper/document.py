@@ -20,6 +20,7 @@ from pathlib import Path
 
 from behind_rope import atomic
 from behind_rope.claims.outcome import outcome
+from behind_rope.claims.preregistration import history_cells
 from behind_rope.config import seed_twins
 from behind_rope.experiments import claim_arguments
 from behind_rope.figures.table import Figure, paper_figures
@@ -315,6 +316,21 @@ def preregistration_tex(entries: dict, measures: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def history_latex(rows) -> str:
+    """The criteria history (behind_rope.claims.preregistration.load_history) for the paper's appendix: one entry
+    per change, its commit, date and claims as the label.
+
+    An entry's text flows over pages; as table rows, each several inches tall, they left most pages half empty.
+    """
+    lines = [r"{\small", r"\begin{description}"]
+    for row in rows:
+        commit, date, claims, change, why, after = (tex_escape(cell) for cell in history_cells(row))
+        lines += [rf"\item[{{{commit}, {date}, {claims}.}}] \emph{{What changed:}} {change}",
+                  rf"\par\emph{{Why:}} {why}", rf"\par\emph{{Written after results?}} {after}"]
+    lines += [r"\end{description}", "}"]
+    return "\n".join(lines) + "\n"
+
+
 def provenance_table(settings: dict, commit: str) -> str:
     """Every raw input with its pin, the config name and the commit the numbers were written at."""
     def short(sha: str) -> str:
@@ -392,7 +408,7 @@ def git_commit(root: Path) -> str:
 def write_paper_inputs(claims: dict, training: dict, data_stats: dict, settings: dict, commit: str,
                        output_dir: Path, history: str) -> dict[str, str]:
     """Write numbers.tex, the tables, claims_table.html, the appendices and the figure environments of
-    every section.  ``history`` is the criteria history in LaTeX (preregistration.history_latex)."""
+    every section.  ``history`` is the criteria history in LaTeX (:func:`history_latex`)."""
     values = claim_values(claims, settings) | scale_values(settings, training, data_stats, commit)
     numbers = HEADER + "".join(f"\\defval{{{key}}}{{{text}}}\n" for key, text in sorted(values.items()))
     entries = settings["entries"]
