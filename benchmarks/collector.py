@@ -64,19 +64,20 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args()
-    from behind_rope import experiments
+    from behind_rope.experiments.paths import tokens_file
+    from behind_rope.experiments.steps import measures_settings, score_settings
 
     config = finished_run_config(args.run, args.twin, args.model)
 
     def score_step(model: str, inputs: str, threads: int) -> list[str]:
-        settings = experiments.score_settings(config, model, inputs, "causal")
-        return ["scores", "--settings", json.dumps(settings), "--tokens", experiments.tokens_file(model, inputs),
+        settings = score_settings(config, model, inputs, "causal")
+        return ["scores", "--settings", json.dumps(settings), "--tokens", tokens_file(model, inputs),
                 "--threads", str(threads)]
 
     metrics_input = f"results/scores/{args.model}/first_causal.npz"
     jobs = [(f"`scores`: the twin `{args.twin}` on `text`, with the mask (1 thread)", score_step(args.twin, "text", 1), ".npz"),
             (f"`scores`: `{args.model}` on `first`, with the mask (2 threads)", score_step(args.model, "first", 2), ".npz"),
-            (f"`metrics`: {metrics_input}", ["metrics", "--settings", json.dumps(experiments.measures_settings(config)),
+            (f"`metrics`: {metrics_input}", ["metrics", "--settings", json.dumps(measures_settings(config)),
                                              "--input", metrics_input], ".json")]
     lines = ["| job | CPU s, collector on (Python's default) | CPU s, collector off (the command line) | off / on | same outputs |",
              "|---|---|---|---|---|"]

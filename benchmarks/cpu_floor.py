@@ -141,11 +141,11 @@ def single_matmul_rate(threads: int, dtype=None, rounds: int = 3, kernel: str = 
 
 def start_up_row(model_name: str) -> dict:
     """CPU seconds of ``python -m behind_rope scores`` on one 8-token row: imports, model load, writing."""
-    from behind_rope import experiments
     from behind_rope.config import load
+    from behind_rope.experiments.steps import score_settings
 
     config = load()
-    settings = experiments.score_settings(config, model_name, "random", "causal")
+    settings = score_settings(config, model_name, "random", "causal")
     with tempfile.TemporaryDirectory() as scratch:
         tokens = Path(scratch) / "row.npy"
         np.save(tokens, np.load(ROOT / f"results/inputs/{model_name}/random.npy")[:1, :8])

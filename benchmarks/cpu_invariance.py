@@ -37,11 +37,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "src"))
-from behind_rope import atomic, experiments  # noqa: E402
+from behind_rope import atomic  # noqa: E402
 from behind_rope.claims.decide import claim_c3  # noqa: E402
 from behind_rope.claims.gate import verdicts  # noqa: E402
 from behind_rope.claims.panels import panel_statistics  # noqa: E402
-from behind_rope.config import load  # noqa: E402
+from behind_rope.config import claim_arguments, load  # noqa: E402
+from behind_rope.experiments.paths import gram_files, twin_files  # noqa: E402
+from behind_rope.experiments.runs import c3_twin_runs  # noqa: E402
 from conftest import copy_workflow  # noqa: E402
 from results_doc import update  # noqa: E402
 
@@ -52,23 +54,23 @@ ARMS = {"bf16": (None, {"training": {"dtype": "bfloat16"}}), "float32": (None, {
 
 def c3_targets(config: dict) -> list[str]:
     """Every file claim C3 is decided from."""
-    runs = experiments.c3_twin_runs(config)
+    runs = c3_twin_runs(config)
     metrics = [run for group in ("seeds", "untrained") for roles in runs[group].values() for run in roles.values()]
-    metrics += [f"simulation/{name}" for name in experiments.claim_arguments(config, "C3")["simulation_variants"]]
-    training = [experiments.twin_files(twin)["metrics"] for twin in config["training"]["twins"]]
-    return [f"results/metrics/{run}.json" for run in metrics] + training + list(experiments.gram_files(config).values())
+    metrics += [f"simulation/{name}" for name in claim_arguments(config, "C3")["simulation_variants"]]
+    training = [twin_files(twin)["metrics"] for twin in config["training"]["twins"]]
+    return [f"results/metrics/{run}.json" for run in metrics] + training + list(gram_files(config).values())
 
 
 def decide_c3(work: Path, config: dict) -> dict:
     """C3 from a copy's files, with the criteria of config/claims.yaml."""
-    runs = experiments.c3_twin_runs(config)
+    runs = c3_twin_runs(config)
     needed = [run for group in ("seeds", "untrained") for roles in runs[group].values() for run in roles.values()]
     metrics = {run: atomic.read_json(work / "results" / "metrics" / f"{run}.json") for run in needed}
-    c3 = experiments.claim_arguments(config, "C3")
+    c3 = claim_arguments(config, "C3")
     simulation = {name: atomic.read_json(work / "results" / "metrics" / "simulation" / f"{name}.json")
                   for name in c3["simulation_variants"]}
-    training = {twin: atomic.read_json(work / experiments.twin_files(twin)["metrics"]) for twin in config["training"]["twins"]}
-    panels = {twin: panel_statistics(atomic.read_npz(work / path)) for twin, path in experiments.gram_files(config).items()}
+    training = {twin: atomic.read_json(work / twin_files(twin)["metrics"]) for twin in config["training"]["twins"]}
+    panels = {twin: panel_statistics(atomic.read_npz(work / path)) for twin, path in gram_files(config).items()}
     return claim_c3(metrics, simulation, training, panels, runs, **c3)
 
 
@@ -90,7 +92,7 @@ def run_copy(arm: str, scratch: Path, targets: list[str]) -> tuple[Path, float]:
 
 def training_seconds(work: Path, config: dict) -> float:
     """The twins' summed training time (each trains on one thread, so about its CPU time)."""
-    return sum(atomic.read_json(work / experiments.twin_files(twin)["metrics"])["train_seconds"]
+    return sum(atomic.read_json(work / twin_files(twin)["metrics"])["train_seconds"]
                for twin in config["training"]["twins"])
 
 

@@ -1,13 +1,13 @@
 """Every pretrained model's runs on the GPU path against the CPU path, through the pipeline's own entry points.
 
 A lent GPU machine has neither the hub nor the models' weights.  So each model the default config scores
-(``experiments.scored_llms``) is built with random weights from its own ``config.json``, the one ``cache_llm``
+(``experiments.runs.scored_llms``) is built with random weights from its own ``config.json``, the one ``cache_llm``
 wrote (``results/models/<model>/hf/config.json``: the real shapes, layer types, sliding window, and only the
 layers the pipeline dequantises), and saved as a local folder beside the model's tokenizer.  Then, per model:
 
 - ``score_run`` (behind_rope.llm.score_run) on every token set the model reads, with the mask, and without it
   for an i.i.d. set; and each of the model's variants (``llm.variants``: embedding replacements, NTK scaling)
-  on the token set of claims C6-C8 (``first``); each with the settings ``experiments.score_settings`` gives it;
+  on the token set of claims C6-C8 (``first``); each with the settings ``experiments.steps.score_settings`` gives it;
 - ``patching_check`` (behind_rope.position.patching), claim C9's patches and closed-system check, for the
   models claims C6-C9 read.
 
@@ -59,21 +59,22 @@ def random_model_folder(config_path: Path, folder: Path) -> Path:
 def planned_runs(config: dict, model: str) -> list[tuple[str, str, str]]:
     """(model or variant, token set, mask) for every token set the model reads, causal, and without the mask
     for an i.i.d. set; each of its variants on ``first``."""
-    from behind_rope import experiments
+    from behind_rope.config import set_models
+    from behind_rope.experiments.runs import model_variants
 
-    sets = [name for name in config["llm"]["inputs"] if model in experiments.set_models(config, name)]
+    sets = [name for name in config["llm"]["inputs"] if model in set_models(config, name)]
     runs = [(model, name, "causal") for name in sets]
     runs += [(model, name, "noncausal") for name in sets if config["llm"]["inputs"][name].get("iid_of")]
     if "first" in sets:
-        runs += [(variant, "first", "causal") for variant in experiments.model_variants(config, model)]
+        runs += [(variant, "first", "causal") for variant in model_variants(config, model)]
     return runs
 
 
 def token_set(config: dict, model: str, name: str, sequences: int, tokenizer, vocab_size: int) -> torch.Tensor:
     """``sequences`` random-token rows of the set's length, its BOS first when the set asks for it."""
-    from behind_rope import experiments
+    from behind_rope.experiments.steps import llm_input_sets
 
-    spec = experiments.llm_input_sets(config, model)[name]
+    spec = llm_input_sets(config, model)[name]
     rows = torch.randint(0, vocab_size, (sequences, spec["seq_len"]), generator=torch.Generator().manual_seed(0))
     if spec.get("first_token") == "bos":
         rows[:, 0] = tokenizer.bos_token_id
@@ -120,7 +121,8 @@ def timed(function):
 def compare_model(config: dict, model: str, models_from: Path, work: Path, sequences: int, cases: list[str]) -> list[dict]:
     from transformers import AutoTokenizer
 
-    from behind_rope import experiments
+    from behind_rope.experiments.runs import position_models
+    from behind_rope.experiments.steps import patching_settings, score_settings
     from behind_rope.llm.score_run import score_run
     from behind_rope.position.patching import patching_check
 
@@ -132,15 +134,15 @@ def compare_model(config: dict, model: str, models_from: Path, work: Path, seque
     for name, inputs, mask in planned_runs(config, model):
         tokens_path = work / model / f"{inputs}.npy"
         np.save(tokens_path, token_set(config, model, inputs, sequences, tokenizer, vocab_size).numpy())
-        settings = {**experiments.score_settings(config, name, inputs, mask), "source": source}
+        settings = {**score_settings(config, name, inputs, mask), "source": source}
         runs = {case: timed(partial(score_run, on(settings, case), tokens_path)) for case in cases}
         rows.append(summarise(f"{name} {inputs}_{mask}", runs, cases, lambda result: result[0], SCORE_KEYS,
                               lambda result: result[1]["batch_size"], lambda result: result[1]["dtype"]))
         print(json.dumps(rows[-1]), flush=True)
-    if model in experiments.position_models(config):
+    if model in position_models(config):
         tokens_path = work / model / "first.npy"
         np.save(tokens_path, token_set(config, model, "first", sequences, tokenizer, vocab_size).numpy())
-        settings = {**experiments.patching_settings(config, model), "source": source}
+        settings = {**patching_settings(config, model), "source": source}
         runs = {case: timed(partial(patching_check, on(settings, case), tokens_path)) for case in cases}
         rows.append(summarise(f"{model} patching", runs, cases,
                               lambda result: {"patches": np.asarray(leaves(result["patches"])),
@@ -223,11 +225,11 @@ def main() -> None:
     cases = list(CASES) if args.devices == "all" else ["cpu, float32"]
     if args.devices == "all" and not torch.cuda.is_available():
         sys.exit("gpu_models.py compares the GPU path with the CPU path: it needs a CUDA GPU (or pass --devices cpu)")
-    from behind_rope import experiments
     from behind_rope.config import load
+    from behind_rope.experiments.runs import scored_llms
 
     config = load()
-    models = args.models or experiments.scored_llms(config)
+    models = args.models or scored_llms(config)
     missing = [m for m in models if not (Path(args.models_from) / m / "hf" / "config.json").is_file()]
     if missing:
         sys.exit(f"no config.json for {', '.join(missing)} under {args.models_from}/<model>/hf: run "

@@ -126,7 +126,7 @@ def compare_capture(args, name: str, config_path: Path | None) -> list[dict]:
 
 def compare_training(args) -> list[dict]:
     from behind_rope.config import load
-    from behind_rope.experiments import twin_settings
+    from behind_rope.experiments.steps import twin_settings
     from behind_rope.twins.model import TwinSize
     from behind_rope.twins.train import TrainSettings, train_twin
 

@@ -113,14 +113,15 @@ def without_model_cost(claims: dict, model: str) -> str:
 def position_jobs(config: dict, jobs: dict[str, float]) -> dict[str, float]:
     """Every job that only claims C6-C9 need: the runs of their token sets and of the model variants, the patching,
     the simulations only C8 reads, the metrics of all these, their claims step and their figures."""
-    from behind_rope import experiments
+    from behind_rope.config import claim_arguments
+    from behind_rope.experiments.paths import RESULT_FILES
     from behind_rope.figures import table
 
-    c8 = experiments.claim_arguments(config, "C8")
-    sets = {c8["inputs"], c8["window_inputs"], experiments.claim_arguments(config, "C7")["inputs"]}
+    c8 = claim_arguments(config, "C8")
+    sets = {c8["inputs"], c8["window_inputs"], claim_arguments(config, "C7")["inputs"]}
     simulations = [*c8["simulation_ntk"], c8["simulation_window"]]
     figures = [name for name, figure in table.load(config)[1].items()
-               if experiments.RESULT_FILES["position_claims"] in figure.inputs]
+               if RESULT_FILES["position_claims"] in figure.inputs]
     patterns = ([f"{step}/*/{name}_*" for step in ("scores", "metrics") for name in sets]
                 + [f"{step}/*.*/*" for step in ("scores", "metrics")]  # a model variant is <model>.<variant>
                 + [f"simulate/{name}" for name in simulations] + [f"metrics/simulation/{name}" for name in simulations]

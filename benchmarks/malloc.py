@@ -68,7 +68,7 @@ def scores(args) -> tuple[float, str]:
 
 def simulate(args) -> tuple[float, str]:
     from behind_rope.config import load
-    from behind_rope.experiments import simulation_settings
+    from behind_rope.experiments.steps import simulation_settings
     from behind_rope.simulation.simulate import simulate as run
     from behind_rope.simulation.variants import SimulationSize, Variant
 

@@ -240,8 +240,9 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    from behind_rope import atomic, experiments
+    from behind_rope import atomic
     from behind_rope.config import load
+    from behind_rope.experiments import paths, steps
     from behind_rope.llm.score_run import score_run
     from behind_rope.maths.metrics import Measures, score_file_metrics
     from behind_rope.position.patching import patching_check
@@ -251,30 +252,30 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     run = args.run.resolve()
     os.chdir(run)  # the settings name the run's files relative to it
-    measures = Measures.of(experiments.measures_settings(config))
-    score_settings = experiments.score_settings(config, args.model, "long", "causal")
+    measures = Measures.of(steps.measures_settings(config))
+    score_settings = steps.score_settings(config, args.model, "long", "causal")
     jobs = [
         (f"`scores`: `{args.model}` on `long` (the causal kernel)", masked_kernel,
-         lambda: score_run(score_settings, experiments.tokens_file(args.model, "long"))),
+         lambda: score_run(score_settings, paths.tokens_file(args.model, "long"))),
         (f"`metrics`: results/scores/{args.model}/text_causal.npz (each matrix normalised once per layer)",
          normalising_every_time,
          lambda: score_file_metrics(atomic.read_npz(f"results/scores/{args.model}/text_causal.npz"), measures)),
         (f"`patching`: `{args.model}` (patches start at the patched layer)", patching_every_layer,
-         lambda: patching_check(experiments.patching_settings(config, args.model),
-                                experiments.tokens_file(args.model, "first"))),
+         lambda: patching_check(steps.patching_settings(config, args.model),
+                                paths.tokens_file(args.model, "first"))),
         (f"`scores`: `{args.model}` on `long`, per head (the score capture skips the hidden keys)", whole_score_matrix,
-         lambda: score_run(score_settings, experiments.tokens_file(args.model, "long"))),
+         lambda: score_run(score_settings, paths.tokens_file(args.model, "long"))),
     ]
     # Figure 5's run, the largest, records no head: its first documents, on the model whose products over
     # keys weigh the most (Gemma-3: 4 heads of 256); and a per-head run of C6-C9 on 256 tokens.
-    fig5 = fewer_rows(experiments.tokens_file("gemma3", "fig5"), args.fig5_documents)
+    fig5 = fewer_rows(paths.tokens_file("gemma3", "fig5"), args.fig5_documents)
     jobs += [
         (f"`scores`: `gemma3` on the first {args.fig5_documents} documents of `fig5` (the score capture and the "
          "window skip the hidden keys)", whole_score_matrix,
-         lambda: score_run(experiments.score_settings(config, "gemma3", "fig5", "causal"), fig5)),
+         lambda: score_run(steps.score_settings(config, "gemma3", "fig5", "causal"), fig5)),
         ("`scores`: `qwen2_5_coder` on `first`, per head (the score capture skips the hidden keys)", whole_score_matrix,
-         lambda: score_run(experiments.score_settings(config, "qwen2_5_coder", "first", "causal"),
-                           experiments.tokens_file("qwen2_5_coder", "first"))),
+         lambda: score_run(steps.score_settings(config, "qwen2_5_coder", "first", "causal"),
+                           paths.tokens_file("qwen2_5_coder", "first"))),
     ]
     jobs[0][2]()  # the first score run of a process pays its one-time costs: not in the table
     lines = ["| job | CPU s, as it was | CPU s, now | now / before | the runs' spread (largest / least), before; now "

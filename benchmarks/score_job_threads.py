@@ -38,14 +38,16 @@ sys.path.insert(0, str(ROOT / "src"))
 
 def llm_score_runs(run: Path, config: dict) -> list[tuple[str, dict, str]]:
     """(name, settings, tokens file) of every LLM score run the kept run made, its variants included."""
-    from behind_rope import experiments
+    from behind_rope.experiments.paths import tokens_file
+    from behind_rope.experiments.runs import base_model
+    from behind_rope.experiments.steps import score_settings
 
     runs = []
     for path in sorted(run.glob("results/scores/*/*.npz")):
         model, (inputs, mask) = path.parent.name, path.stem.rsplit("_", 1)
-        if experiments.base_model(model) in config["llm"]["models"]:
-            runs.append((f"{model}/{path.stem}", experiments.score_settings(config, model, inputs, mask),
-                         experiments.tokens_file(model, inputs)))
+        if base_model(model) in config["llm"]["models"]:
+            runs.append((f"{model}/{path.stem}", score_settings(config, model, inputs, mask),
+                         tokens_file(model, inputs)))
     return runs
 
 

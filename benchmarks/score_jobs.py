@@ -81,14 +81,16 @@ def main() -> None:
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args()
-    from behind_rope import experiments
+    from behind_rope.experiments.paths import tokens_file
+    from behind_rope.experiments.runs import MASKS, TWIN_INPUTS, model_variants
+    from behind_rope.experiments.steps import score_settings
 
     config = finished_run_config(args.run, args.twin, args.model)
-    twin_runs = [(experiments.score_settings(config, args.twin, inputs, mask), experiments.tokens_file(args.twin, inputs))
-                 for inputs in experiments.TWIN_INPUTS for mask in experiments.MASKS]
-    variants = experiments.model_variants(config, args.model)
-    variant_runs = [(experiments.score_settings(config, variant, "first", "causal"),
-                     experiments.tokens_file(variant, "first")) for variant in variants]
+    twin_runs = [(score_settings(config, args.twin, inputs, mask), tokens_file(args.twin, inputs))
+                 for inputs in TWIN_INPUTS for mask in MASKS]
+    variants = model_variants(config, args.model)
+    variant_runs = [(score_settings(config, variant, "first", "causal"),
+                     tokens_file(variant, "first")) for variant in variants]
     rows = [(f"the twin `{args.twin}`: its {len(twin_runs)} runs (1 thread)", *both_ways(args.run, twin_runs, 1)),
             (f"`{args.model}`: its {len(variants)} variants on `first`, with the mask (2 threads)",
              *both_ways(args.run, variant_runs, 2))]

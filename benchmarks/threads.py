@@ -41,7 +41,7 @@ def twin_training_step(dtype: str = "float32"):
     import torch
 
     from behind_rope.config import load
-    from behind_rope.experiments import twin_settings
+    from behind_rope.experiments.steps import twin_settings
     from behind_rope.twins.model import TwinSize, build_twin
     from behind_rope.twins.train import TrainSettings, make_optimizer, precision, training_dtype
 

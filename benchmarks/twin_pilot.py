@@ -38,7 +38,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 from behind_rope.config import load  # noqa: E402
-from behind_rope.experiments import split_files  # noqa: E402
+from behind_rope.experiments.paths import split_files  # noqa: E402
 from behind_rope.twins.competence import order_gap  # noqa: E402
 from behind_rope.twins.model import TwinSize, save_twin  # noqa: E402
 from behind_rope.twins.train import StopWhen, TrainSettings, train_twin  # noqa: E402
@@ -97,7 +97,7 @@ def probe_noise(twin: Path, sequences: int, config: dict, folder: Path) -> dict:
 
     from behind_rope import atomic
     from behind_rope.claims.power import locality_power, row_noises, sequences_for_power
-    from behind_rope.experiments import score_settings, twin_input_settings
+    from behind_rope.experiments.steps import score_settings, twin_input_settings
     from behind_rope.maths.metrics import key_slope_half_differences
 
     folder.mkdir(parents=True, exist_ok=True)

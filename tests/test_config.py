@@ -31,7 +31,7 @@ def test_shipped_configs_are_valid(name):
 
 
 def test_token_set_defaults_live_in_one_place():
-    from behind_rope.experiments import TokenSet
+    from behind_rope.config import TokenSet
 
     schema = configuration.load_schema()["properties"]["llm"]["properties"]["inputs"]["additionalProperties"]
     assert set(schema["properties"]) == {field.name for field in fields(TokenSet)}
@@ -100,7 +100,9 @@ def test_llm_token_sets_are_checked():
 
 
 def test_token_sets_name_their_models_and_per_model_sizes():
-    from behind_rope import experiments
+    from behind_rope.config import c5_runs, set_models
+    from behind_rope.experiments.runs import extended_config, position_models
+    from behind_rope.experiments.steps import llm_input_sets
 
     config = validate(load())
     assert "'llm.inputs.fig5' names 'gemma' in its models or sequences_by_model" in broken(
@@ -112,23 +114,23 @@ def test_token_sets_name_their_models_and_per_model_sizes():
     assert "'claims.C7.runs.decided_by' is 'gemma3', which is not one of the models" in broken(
         lambda c: c["llm"]["inputs"]["first"].update(models=["smollm2"]))
     # The 1.5B model reads claim C5's sets, not those of C6-C9 (deeper than its dequantised layers).
-    assert experiments.position_models(config) == ["smollm2", "gemma3", "qwen2_5_coder"]
-    assert "qwen2_5_coder_1_5b" in experiments.c5_runs(experiments.extended_config(config))
+    assert position_models(config) == ["smollm2", "gemma3", "qwen2_5_coder"]
+    assert "qwen2_5_coder_1_5b" in c5_runs(extended_config(config))
     assert "the figures draw at most 256 block means" in broken(lambda c: c["measures"].update(drawn_grid=128))
     assert "must equal 'simulation.seq_len'" in broken(lambda c: c["twin_analysis"].update(seq_len=40))
     # Claims C5a-C5d share their runs by role, so one claim's entry cannot choose another's run unseen.
     assert "C5d names 'text_noncausal' as its iid run, C5a names 'random_causal'" in broken(
         lambda c: c["claims"]["C5d"]["recorded"].update(iid="text_noncausal"))
-    assert experiments.set_models(config, "long") == ["smollm2", "gemma3"]
+    assert set_models(config, "long") == ["smollm2", "gemma3"]
     # One Figure 5 count for every model at the default scale; a config may still give one model another.
     fig5 = config["llm"]["inputs"]["fig5"]
     assert not fig5.get("sequences_by_model")
-    assert {experiments.llm_input_sets(config, model)["fig5"]["sequences"] for model in config["llm"]["models"]} == {
+    assert {llm_input_sets(config, model)["fig5"]["sequences"] for model in config["llm"]["models"]} == {
         fig5["sequences"]}
     config["llm"]["inputs"]["fig5"]["sequences_by_model"] = {"gemma3": 32}
-    assert experiments.llm_input_sets(config, "gemma3")["fig5"]["sequences"] == 32
+    assert llm_input_sets(config, "gemma3")["fig5"]["sequences"] == 32
     # A scale that drops a model drops it from the sets that name it (config/smoke.yaml reads SmolLM2 only).
-    assert experiments.position_models(merged("smoke.yaml")) == ["smollm2"]
+    assert position_models(merged("smoke.yaml")) == ["smollm2"]
 
 
 def test_the_llm_dtype_is_chosen_in_the_config():
@@ -230,7 +232,7 @@ def test_a_step_reads_long_settings_from_a_file(tmp_path):
 
 
 def test_add_models_extends_the_scales_models_and_variants_may_name_models_it_drops():
-    from behind_rope import experiments
+    from behind_rope.experiments.runs import llm_variant_names
 
     config = copy.deepcopy(load())
     config["llm"]["add_models"] = ["smollm2", "qwen2_5_coder_1_5b"]
@@ -238,14 +240,14 @@ def test_add_models_extends_the_scales_models_and_variants_may_name_models_it_dr
     validate(config)
     assert config["llm"]["models"] == ["smollm2", "gemma3", "qwen2_5_coder_1_5b"] and "add_models" not in config["llm"]
     # ntk2 names qwen2_5_coder, which this config drops: its variant is left out, not an error
-    assert "qwen2_5_coder.ntk2" not in experiments.llm_variant_names(config)
-    assert "smollm2.ntk2" in experiments.llm_variant_names(config)
+    assert "qwen2_5_coder.ntk2" not in llm_variant_names(config)
+    assert "smollm2.ntk2" in llm_variant_names(config)
 
 
 def test_the_rope_defaults_have_one_home():
     import inspect
 
-    from behind_rope.experiments import ModelVariant
+    from behind_rope.config import ModelVariant
     from behind_rope.llm.loading import load_model
     from behind_rope.maths import rope_base
     from behind_rope.twins.model import TwinSize
@@ -262,16 +264,17 @@ def test_the_rope_defaults_have_one_home():
 def test_what_the_score_runs_record_of_a_token_set_leaves_its_tokens_alone():
     """The token sets' job reads a set's size, sampling and first token; editing which layers its runs record,
     per_head or models must not rewrite the tokens (and with them rerun every score run of the model)."""
-    from behind_rope import experiments
+    from behind_rope.experiments.paths import token_set_files
+    from behind_rope.experiments.steps import llm_input_settings
 
     config = configuration.load()
     edited = copy.deepcopy(config)
     edited["llm"]["inputs"]["long"].update(layers=6, per_head=False, models=["gemma3"])
     edited["llm"]["inputs"]["fig5"]["layers"] = 2
     for model in config["llm"]["models"]:
-        assert experiments.llm_input_settings(edited, model) == experiments.llm_input_settings(config, model)
+        assert llm_input_settings(edited, model) == llm_input_settings(config, model)
     edited["llm"]["inputs"]["long"]["first_token"] = None  # how the tokens are drawn does count
-    assert experiments.llm_input_settings(edited, "gemma3") != experiments.llm_input_settings(config, "gemma3")
+    assert llm_input_settings(edited, "gemma3") != llm_input_settings(config, "gemma3")
     # The score runs of a pretrained LLM declare how their tokens were drawn (the claims read it); a twin's have none.
-    assert experiments.token_set_files(config, "gemma3.bos_mean", "first") == ["results/inputs/gemma3/first.json"]
-    assert experiments.token_set_files(config, "nope", "random") == []
+    assert token_set_files(config, "gemma3.bos_mean", "first") == ["results/inputs/gemma3/first.json"]
+    assert token_set_files(config, "nope", "random") == []

@@ -166,19 +166,21 @@ def test_a_hub_snapshot_without_safetensors_weights_or_with_missing_shards_is_re
 
 
 def test_a_hub_model_loads_from_the_folder_its_download_rule_writes():
-    from behind_rope import experiments
     from behind_rope.config import load
+    from behind_rope.experiments.paths import llm_source, llm_source_files
+    from behind_rope.experiments.pins import llm_provenance
+    from behind_rope.experiments.runs import models_from
 
     config = load("config/paper.yaml")
-    hub_models = experiments.models_from(config, "hub")
-    assert hub_models and not set(hub_models) & set(experiments.models_from(config, "wheels"))
+    hub_models = models_from(config, "hub")
+    assert hub_models and not set(hub_models) & set(models_from(config, "wheels"))
     for model in hub_models:
-        assert experiments.llm_source(config, model) == {"local": f"results/models/{model}/hf"}
-        assert experiments.llm_source_files(config, model) == [f"results/models/{model}/hf"]
+        assert llm_source(config, model) == {"local": f"results/models/{model}/hf"}
+        assert llm_source_files(config, model) == [f"results/models/{model}/hf"]
         # The fetch step's settings: the paper's LLMs pinned; the authors' checkpoint, whose revision no machine here
         # could read, left for the first fetch to resolve and record.
         pinned = {"hub"} if model == "nope_1_5b" else {"hub", "revision"}
-        assert set(experiments.llm_provenance(config, model)) == pinned
+        assert set(llm_provenance(config, model)) == pinned
 
 
 def test_a_hub_source_without_a_revision_is_fetched_at_the_commit_the_first_fetch_resolves_and_records_it(

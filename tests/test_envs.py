@@ -71,7 +71,9 @@ def test_every_rule_names_one_of_the_envs():
 # The Python modules and figure scripts that the light jobs import.
 LIGHT_IMPORTS = ["behind_rope.__main__", "behind_rope.theory.derivation", "behind_rope.maths.metrics", "behind_rope.claims.decide",
                  "behind_rope.figures.plotting", "behind_rope.data.fetch", "behind_rope.atomic", "behind_rope.paper.document",
-                 "behind_rope.paper.latex", "behind_rope.figures.table", "behind_rope.experiments", "behind_rope.config",
+                 "behind_rope.paper.latex", "behind_rope.figures.table", "behind_rope.config",
+                 "behind_rope.experiments.runs", "behind_rope.experiments.paths", "behind_rope.experiments.steps",
+                 "behind_rope.experiments.resources", "behind_rope.experiments.pins",
                  "behind_rope.pipeline.codedigest", "behind_rope.simulation.variants", "behind_rope.maths.decompose", "behind_rope.claims.llm",
                  "behind_rope.paper.llm", "behind_rope.paper.c3", "behind_rope.paper.format", "behind_rope.maths.position_sources",
                  "behind_rope.claims.seeds", "behind_rope.claims.panels", "behind_rope.claims.gate", "behind_rope.claims.preregistration",

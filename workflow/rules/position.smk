@@ -5,10 +5,8 @@
 
 rule patching:
     input:
-        model=lambda wildcards: experiments.llm_source_files(config, wildcards.llm),
-        tokens=lambda wildcards: experiments.tokens_file(
-            wildcards.llm, experiments.claim_arguments(config, "C9")["inputs"]
-        ),
+        model=lambda wildcards: paths.llm_source_files(config, wildcards.llm),
+        tokens=lambda wildcards: paths.tokens_file(wildcards.llm, claim_arguments(config, "C9")["inputs"]),
     output:
         "results/position/{llm}/patching.json",
     log:
@@ -24,7 +22,7 @@ rule patching:
         **job_resources("llm"),
     params:
         code=step_code("patching"),
-        settings=settings(experiments.patching_settings, "llm"),
+        settings=settings(steps.patching_settings, "llm"),
     shell:
         "python -m behind_rope patching --settings {params.settings:q} --tokens {input.tokens}"
         " --threads {threads} --output {output} > {log} 2>&1"

@@ -6,10 +6,10 @@
 
 rule twin_inputs:
     input:
-        **experiments.split_files(config),
+        **paths.split_files(config),
         vocabulary="results/training/{twin}/vocabulary.npy",
     output:
-        **{name: f"results/inputs/{{twin}}/{name}.npy" for name in experiments.TWIN_INPUTS},
+        **{name: f"results/inputs/{{twin}}/{name}.npy" for name in runs.TWIN_INPUTS},
     log:
         "results/logs/inputs/{twin}.log",
     benchmark:
@@ -23,7 +23,7 @@ rule twin_inputs:
         **job_resources("data"),
     params:
         code=step_code("twin-inputs"),
-        settings=settings(experiments.twin_input_settings),
+        settings=settings(steps.twin_input_settings),
     shell:
         "python -m behind_rope twin-inputs --settings {params.settings:q} --vocabulary {input.vocabulary}"
         " --valid {input.valid} --train {input.train} --output-dir $(dirname {output.text}) > {log} 2>&1"
@@ -33,9 +33,9 @@ rule twin_inputs:
 # i.i.d. tokens with the frequencies of the sample's other documents (behind_rope.twins.checkpoint).
 rule checkpoint_inputs:
     input:
-        unpack(lambda wildcards: experiments.checkpoint_input_files(config, wildcards.twin)),
+        unpack(lambda wildcards: paths.checkpoint_input_files(config, wildcards.twin)),
     output:
-        **{name: f"results/inputs/{{twin}}/{name}.npy" for name in experiments.TWIN_INPUTS},
+        **{name: f"results/inputs/{{twin}}/{name}.npy" for name in runs.TWIN_INPUTS},
         stats="results/inputs/{twin}/inputs.json",
     log:
         "results/logs/inputs/{twin}.log",
@@ -50,7 +50,7 @@ rule checkpoint_inputs:
         **job_resources("data"),
     params:
         code=step_code("checkpoint-inputs"),
-        settings=settings(experiments.checkpoint_input_settings, "twin"),
+        settings=settings(steps.checkpoint_input_settings, "twin"),
     shell:
         "python -m behind_rope checkpoint-inputs --settings {params.settings:q} --corpus {input.corpus}"
         " --model {input.model} --output-dir $(dirname {output.stats}) > {log} 2>&1"
@@ -58,8 +58,8 @@ rule checkpoint_inputs:
 
 rule llm_inputs:
     input:
-        archive=experiments.corpus_archive(config),
-        model=lambda wildcards: experiments.llm_source_files(config, wildcards.llm),
+        archive=paths.corpus_archive(config),
+        model=lambda wildcards: paths.llm_source_files(config, wildcards.llm),
     output:
         [f"results/inputs/{{llm}}/{name}.npy" for name in config["llm"]["inputs"]],
         [f"results/inputs/{{llm}}/{name}.json" for name in config["llm"]["inputs"]],
@@ -76,7 +76,7 @@ rule llm_inputs:
         **job_resources("data"),
     params:
         code=step_code("llm-inputs"),
-        settings=settings(experiments.llm_input_settings, "llm"),
+        settings=settings(steps.llm_input_settings, "llm"),
     shell:
         "python -m behind_rope llm-inputs --settings {params.settings:q} --archive {input.archive}"
         " --output-dir $(dirname {output.stats}) > {log} 2>&1"
@@ -89,9 +89,9 @@ rule llm_inputs:
 # model's score runs; editing what a set's runs record (layers, per_head, models) does not.
 rule scores:
     input:
-        model=lambda wildcards: experiments.score_model_files(config, wildcards.model),
-        tokens=lambda wildcards: experiments.tokens_file(wildcards.model, wildcards.inputs),
-        token_set=lambda wildcards: experiments.token_set_files(config, wildcards.model, wildcards.inputs),
+        model=lambda wildcards: paths.score_model_files(config, wildcards.model),
+        tokens=lambda wildcards: paths.tokens_file(wildcards.model, wildcards.inputs),
+        token_set=lambda wildcards: paths.token_set_files(config, wildcards.model, wildcards.inputs),
     output:
         "results/scores/{model}/{inputs}_{mask}.npz",
     log:
@@ -107,7 +107,7 @@ rule scores:
         **job_resources(score_group),
     params:
         code=step_code("scores"),
-        settings=settings(experiments.score_settings, "model", "inputs", "mask"),
+        settings=settings(steps.score_settings, "model", "inputs", "mask"),
     shell:
         "python -m behind_rope scores --settings {params.settings:q} --tokens {input.tokens} --threads {threads}"
         " --output {output} > {log} 2>&1"
@@ -117,7 +117,7 @@ rule scores:
 rule gram:
     input:
         model="results/training/{twin}/model.safetensors",
-        tokens=experiments.tokens_file("{twin}", "text"),
+        tokens=paths.tokens_file("{twin}", "text"),
     output:
         "results/gram/{twin}.npz",
     log:
@@ -155,6 +155,6 @@ rule metrics:
     params:
         code=step_code("metrics"),
         # The pre-registration's shared definitions (config/claims.yaml): a change reruns every metric.
-        settings=settings(experiments.measures_settings),
+        settings=settings(steps.measures_settings),
     shell:
         "python -m behind_rope metrics --settings {params.settings:q} --input {input} --output {output} > {log} 2>&1"

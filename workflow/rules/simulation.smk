@@ -15,6 +15,6 @@ rule simulate:
         **job_resources("simulation"),
     params:
         code=step_code("simulate"),
-        settings=settings(experiments.simulation_settings, "variant"),
+        settings=settings(steps.simulation_settings, "variant"),
     shell:
         "python -m behind_rope simulate --settings {params.settings:q} --threads {threads} --output {output} > {log} 2>&1"

@@ -33,7 +33,7 @@ rule theory_monte_carlo:
         **job_resources("theory"),
     params:
         code=step_code("monte-carlo"),
-        settings=settings(experiments.monte_carlo_settings),
+        settings=settings(steps.monte_carlo_settings),
     shell:
         "python -m behind_rope monte-carlo --settings {params.settings:q} --threads {threads}"
         " --output {output} > {log} 2>&1"

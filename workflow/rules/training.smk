@@ -4,9 +4,9 @@
 
 rule train:
     input:
-        **experiments.split_files(config),
+        **paths.split_files(config),
     output:
-        **experiments.twin_files("{twin}"),
+        **paths.twin_files("{twin}"),
     log:
         "results/logs/train/{twin}.log",
     benchmark:
@@ -22,7 +22,7 @@ rule train:
         **job_resources("training"),
     params:
         code=step_code("train"),
-        settings=settings(experiments.twin_settings, "twin"),
+        settings=settings(steps.twin_settings, "twin"),
         # Not an output: Snakemake would delete it when the job fails, and it is what a rerun resumes from.
         resume_dir="results/checkpoints/{twin}",
     shell:
@@ -35,9 +35,9 @@ rule train:
 # the rotary embedding off in every layer, and its weights, where every twin step reads a twin's.
 rule checkpoint_twin:
     input:
-        unpack(lambda wildcards: experiments.checkpoint_sources(config, wildcards.twin)),
+        unpack(lambda wildcards: paths.checkpoint_sources(config, wildcards.twin)),
     output:
-        **experiments.checkpoint_files("{twin}"),
+        **paths.checkpoint_files("{twin}"),
     log:
         "results/logs/checkpoint_twin/{twin}.log",
     benchmark:
@@ -66,4 +66,4 @@ for _twin in TRAINED:
         name:
             f"train_{_twin}"
         input:
-            experiments.twin_files(_twin).values(),
+            paths.twin_files(_twin).values(),

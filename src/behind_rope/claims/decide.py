@@ -188,7 +188,7 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
 
     ``metrics`` maps ``<twin>/<run>`` to metrics files, ``training`` a twin to its training metrics and
     ``panel_statistics`` a seed of the twin to its Figure 3 statistics (behind_rope.claims.panels); ``runs`` is
-    experiments.c3_twin_runs.  The statistics are decided on the i.i.d. probe; the same statistics of the
+    experiments.runs.c3_twin_runs.  The statistics are decided on the i.i.d. probe; the same statistics of the
     same weights without the mask, and of every seed of the untrained twin, are controls that must fail
     the same rule.  Held-out text is recorded, and so is Figure 3, panel by panel.
     """
@@ -324,7 +324,7 @@ def rope_twin_evidence(metrics: dict, runs: dict, from_layer: int, min_reliabili
 
 def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: dict, panel_statistics: dict,
            settings: dict, position_claims: dict) -> dict:
-    """Every claim: C1-C5 from the metrics files keyed ``<source>/<run>`` (experiments.claims_settings names
+    """Every claim: C1-C5 from the metrics files keyed ``<source>/<run>`` (experiments.steps.claims_settings names
     the runs), then C6-C9 as the position-claims step decided them; each with the commit that last changed
     its criterion."""
     claims, twin_runs, llm_runs = settings["claims"], settings["twin_runs"], settings["llm_runs"]

@@ -116,7 +116,7 @@ def noise_control(rows: dict, noisy: list, documents: int, min_spread_ratio: flo
 
 def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
     """{"C5a": ..., "C5b": ..., "C5c": ..., "C5d": ...} from the metrics files of each model's runs
-    (experiments.c5_runs); ``criteria`` holds each part's arguments (config/claims.yaml)."""
+    (behind_rope.config.c5_runs); ``criteria`` holds each part's arguments (config/claims.yaml)."""
     c5a, c5b, c5c, c5d = (criteria[name] for name in ("C5a", "C5b", "C5c", "C5d"))
     layers, min_reliability, min_layers = c5a["layers"], c5a["min_reliability"], c5a["min_layers"]
     first, later = layers[0], layers[1:]

@@ -34,7 +34,7 @@ def position_claims(args) -> None:
     def declared(run) -> Path:
         if run not in files:
             raise KeyError(f"claims C6-C9 read the score file of {run!r}, which the rule's input does not declare "
-                           "(experiments.position_claims_score_files)")
+                           "(experiments.paths.position_claims_score_files)")
         return files[run]
 
     @cache

@@ -13,11 +13,11 @@ is not per model, expands to one input per model).  A figure of a model in ``llm
 entry with ``extended: true`` (whose ``{llm}`` inputs cover those models too), is built by the ``extended``
 target only: not by ``all``, not in the paper.  ``{seeds:<twin>}`` in an input expands to one
 input per seed of that twin (``training.twins.<twin>.seeds``), and ``{figure3_twin}`` stands for the NoPE
-model Figure 3 draws (:func:`behind_rope.experiments.figure3_twin`: the authors' checkpoint at paper scale).
+model Figure 3 draws (:func:`behind_rope.experiments.runs.figure3_twin`: the authors' checkpoint at paper scale).
 
 Inputs are named, not written out: a result file's name (``claims``), or its name with the values of
 its wildcards (``{simulation: [l2_alpha0.0, l2_alpha0.2]}``, ``{scores: {model: nope, run: text_causal}}``),
-from :data:`behind_rope.experiments.RESULT_FILES`.  Several values make one input each, the last wildcard
+from :data:`behind_rope.experiments.paths.RESULT_FILES`.  Several values make one input each, the last wildcard
 varying fastest.
 """
 
@@ -30,7 +30,7 @@ from pathlib import Path
 from string import Formatter
 
 from behind_rope.config import load_yaml
-from behind_rope.experiments import RESULT_FILES
+from behind_rope.experiments.paths import RESULT_FILES
 
 ROOT = Path(__file__).resolve().parents[3]
 TABLE = ROOT / "workflow" / "figures.yaml"
@@ -81,10 +81,10 @@ def _fill(value, model: str | None):
 def _expand_seeds(path: str, config: dict) -> list[str]:
     """One path per seed of the twin a ``{seeds:<twin>}`` placeholder names (the path itself if it has none), with
     the twin Figure 3 draws for ``{figure3_twin}``."""
-    from behind_rope.experiments import seed_twins
+    from behind_rope.config import seed_twins
 
     if FIGURE3_TWIN in path:
-        from behind_rope.experiments import figure3_twin
+        from behind_rope.experiments.runs import figure3_twin
 
         path = path.replace(FIGURE3_TWIN, figure3_twin(config))
     found = SEEDS.search(path)

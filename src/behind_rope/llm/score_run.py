@@ -49,7 +49,7 @@ def embedding_replacement(model, position: int, replacement: str, token_id: int 
 
 
 def load_score_model(settings: dict):
-    """The model a score run (experiments.score_settings) reads, with its RoPE scaling if it has one,
+    """The model a score run (experiments.steps.score_settings) reads, with its RoPE scaling if it has one,
     and the device and dtype it runs in."""
     if settings["kind"] == "twin":
         from behind_rope.twins.model import load_twin
@@ -63,7 +63,7 @@ def load_score_model(settings: dict):
 
 
 def score_run(settings: dict, tokens_path) -> tuple[dict[str, np.ndarray], dict]:
-    """One score run (experiments.score_settings): load the model, record its layers on the tokens.
+    """One score run (experiments.steps.score_settings): load the model, record its layers on the tokens.
 
     Returns the recorder's arrays and the metadata every score file carries: the model and
     what pins it, the inputs, the mask, the sizes, the device and dtype, the layer types and the
@@ -107,7 +107,7 @@ def score_run(settings: dict, tokens_path) -> tuple[dict[str, np.ndarray], dict]
         "dtype": str(dtype).removeprefix("torch."), "device": device.type, "batch_size": batch_size,
         "layers_total": total, "seconds": seconds, "tokens_per_second": tokens.numel() / seconds,
     }
-    # How the tokens were drawn: llm-inputs writes it, and the score rule declares it (experiments.token_set_files).
+    # How the tokens were drawn: llm-inputs writes it, and the score rule declares it (experiments.paths.token_set_files).
     token_set = Path(tokens_path).with_suffix(".json")
     if token_set.is_file():
         metadata["token_set"] = json.loads(token_set.read_text())

@@ -21,8 +21,7 @@ from pathlib import Path
 from behind_rope import atomic
 from behind_rope.claims.outcome import outcome
 from behind_rope.claims.preregistration import history_cells
-from behind_rope.config import seed_twins
-from behind_rope.experiments import claim_arguments
+from behind_rope.config import claim_arguments, seed_twins
 from behind_rope.figures.table import Figure, paper_figures
 from behind_rope.paper import c3 as paper_c3
 from behind_rope.paper import llm as paper_llm
@@ -360,7 +359,7 @@ def provenance_table(settings: dict, commit: str) -> str:
 def settings_from_config(config: dict, sections: dict, figures: dict) -> dict:
     """The config values and the figure table the paper quotes; the rule passes them, so a change rebuilds it.
 
-    ``claims`` holds each claim's arguments flattened (experiments.claim_arguments), ``entries`` the
+    ``claims`` holds each claim's arguments flattened (behind_rope.config.claim_arguments), ``entries`` the
     pre-registration as written (config/claims.yaml), for the claims table and the appendix."""
     variants, text, training = config["simulation"]["variants"], config["llm"]["inputs"]["text"], config["training"]
     twin = claim_arguments(config, "C3")["twin"]

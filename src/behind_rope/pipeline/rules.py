@@ -10,7 +10,8 @@ import threading
 
 from snakemake.exceptions import WorkflowError
 
-from behind_rope import experiments
+# Under another name: the functions here take the config's resource groups as `resources`.
+from behind_rope.experiments import resources as experiment_resources
 
 
 def names(values) -> str:
@@ -31,20 +32,20 @@ def on_submit_host(resources: dict, group: str) -> bool:
 
 
 def job_resources(resources: dict, group):
-    """Memory, wall time and GPUs of a resource group (experiments.job_resources); ``group`` may be a
+    """Memory, wall time and GPUs of a resource group (experiments.resources.job_resources); ``group`` may be a
     function of the wildcards, for one rule that serves twins and pretrained models alike."""
     if not callable(group):
-        return experiments.job_resources(resources[group])
+        return experiment_resources.job_resources(resources[group])
 
     def pick(key):
-        return lambda wildcards: experiments.job_resources(resources[group(wildcards)], every_key=True)[key]
+        return lambda wildcards: experiment_resources.job_resources(resources[group(wildcards)], every_key=True)[key]
 
     return {key: pick(key) for key in ("mem_mb", "runtime", "gpu", "gpu_model")}
 
 
 def score_group(config: dict, wildcards) -> str:
-    """The resource group of the score run these wildcards name (experiments.score_group)."""
-    return experiments.score_group(config, wildcards.model)
+    """The resource group of the score run these wildcards name (experiments.resources.score_group)."""
+    return experiment_resources.score_group(config, wildcards.model)
 
 
 def settings(config: dict, function, *wildcard_names, **fixed):

@@ -472,7 +472,7 @@ def claim_c9(patching: dict, runs: dict, sink_from_query: int, sink_min_attentio
 
 
 def decide(metrics: dict, settings: dict, patching: dict, scores, metadata, score_gap) -> dict:
-    """C6-C9 from the metrics files keyed ``<source>/<run>`` (experiments.position_claims_settings names the
+    """C6-C9 from the metrics files keyed ``<source>/<run>`` (experiments.steps.position_claims_settings names the
     runs), claim C9's patching results by model, ``scores(run)`` and ``metadata(run)`` of a score file, and
     ``score_gap(run_a, run_b)`` between two score files."""
     claims, runs = settings["claims"], settings["position_runs"]

@@ -233,7 +233,7 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
 
 
 def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, resume_dir: Path, code: str = "") -> dict:
-    """Train the twin ``settings`` describe (experiments.twin_settings) and write its folder atomically.
+    """Train the twin ``settings`` describe (experiments.steps.twin_settings) and write its folder atomically.
 
     The folder holds the weights (safetensors), its config, ``training.json`` (the settings it was
     trained with), the vocabulary map, ``loss.csv`` (one
