@@ -14,9 +14,11 @@ PACKAGE = ROOT / "src" / "behind_rope"
 LAYERS = (
     # what every stage may use: writing files atomically; the device and dtype a step runs on
     ("atomic", "device"),
-    # shared by the stages below the config: the mathematics; the raw inputs (packages, GGUF files, corpus,
-    # tokenizers); the score capture, which the LLMs' score runs, the twins' Gram matrices and the patching read
-    ("maths", "data", "capture"),
+    # shared by the stages: the mathematics; the raw inputs (packages, GGUF files, corpus, tokenizers)
+    ("maths", "data"),
+    # the score capture, which the LLMs' score runs, the twins' Gram matrices and the patching read; what it
+    # records of a score matrix may use the shared maths
+    ("capture",),
     # the stages that compute, in the order of the DAG: the derivation, the simulations (which check it),
     # the twins, then the pretrained LLMs, whose score runs score a twin too (extraction after training).
     # None of them reads the config: a step gets its settings as JSON from its rule.
@@ -140,8 +142,8 @@ def test_the_checks_fail_on_an_import_up_a_stage_and_on_a_cycle():
     edges = package_imports(PACKAGE)
     up = {**edges, ("maths", "position"): ["maths/metrics.py:1"]}  # the shared maths reading a stage
     assert layering_violations(up) == ["maths imports position, of a later layer, at maths/metrics.py:1"]
-    beside = {**edges, ("capture", "data"): ["capture/scores.py:1"]}
-    assert layering_violations(beside) == ["capture imports data, of its own layer, at capture/scores.py:1"]
+    beside = {**edges, ("data", "maths"): ["data/corpus.py:1"]}
+    assert layering_violations(beside) == ["data imports maths, of its own layer, at data/corpus.py:1"]
     unknown = {**edges, ("scratch", "maths"): ["scratch.py:1"]}
     assert layering_violations(unknown) == ["scratch (scratch.py:1) has no place in LAYERS: add it where its imports "
                                             "put it"]
