@@ -169,6 +169,9 @@ class TokenSet:
     # (SmolLM2 <|im_start|>, Qwen2.5 <|endoftext|>); null: BOS only where the tokenizer adds one
     first_token: str | None = None
     per_head: bool = False  # also record log Z and the attention to key 0 per head and query (claims C6-C9)
+    # with per_head, also each head's query offset a(i), the part of log Z the softmax cannot see (claim C6);
+    # it keeps an S x S matrix per head and layer while it runs, so it is meant for short sets
+    query_offsets: bool = False
     # the models whose runs read it, of those in llm.models (default: every one); the inputs step draws
     # every set for every model all the same, as tokenizing costs next to nothing
     models: list[str] | None = None
@@ -323,6 +326,7 @@ def score_settings(config: dict, model: str, inputs: str, mask: str) -> dict:
     variant = llm["variants"][model.split(".", 1)[1]] if model != base else {}
     return {**common, "kind": "llm", "source": llm_source(config, base), "provenance": llm_provenance(config, base),
             "layers": llm["inputs"][inputs]["layers"], "per_head": llm["inputs"][inputs].get("per_head", False),
+            "query_offsets": llm["inputs"][inputs].get("query_offsets", False),
             "batch_size": llm["batch_size"], "device": llm["device"], "dtype": llm["dtype"],
             "intervention": {key: variant.get(key) for key in ("replace_embedding", "ntk_factor")} if variant else None}
 
