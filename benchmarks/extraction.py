@@ -285,7 +285,7 @@ def compare(args) -> None:
 
 
 def update_docs(args, rows) -> None:
-    from results_doc import update
+    from results_doc import RESULTS, update
 
     model = args.model if args.model.startswith("random:") else Path(args.model).parent.name
     arguments = sys.argv[1:]
@@ -307,7 +307,7 @@ def update_docs(args, rows) -> None:
                      f"| {row['speedup']:.1f}x | {row['memory_ratio']:.2f} | {difference} | "
                      f"{row['capture_flops_per_second'] / 1e9:.0f} / {row['matmul_flops_per_second'] / 1e9:.0f} "
                      f"({row['flops_ratio']:.2f}) |")
-    update(args.docs_block, "\n".join(lines))
+    update(args.docs_block, "\n".join(lines), RESULTS)
 
 
 def main() -> None:
@@ -323,8 +323,9 @@ def main() -> None:
     parser.add_argument("--output", help="also write the table as JSON here")
     parser.add_argument("--seq-len", type=int, default=1024, help="tokens per sequence of a random: model")
     parser.add_argument("--reference-sequences", type=int, help="time the reference on fewer sequences (a GPU run)")
-    parser.add_argument("--update-docs", action="store_true", help="rewrite the extraction table of docs/results.md")
-    parser.add_argument("--docs-block", default="extraction", help="which block of docs/results.md (extraction, gpu)")
+    parser.add_argument("--update-docs", action="store_true", help="rewrite the extraction table of the docs")
+    parser.add_argument("--docs-block", default="extraction", choices=["extraction", "gpu"],
+                        help="which table of docs/results.md")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--method", choices=["ours", "reference", "matmul"], help=argparse.SUPPRESS)
     parser.add_argument("--layers", help=argparse.SUPPRESS)

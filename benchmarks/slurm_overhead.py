@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from cluster import local_cluster  # noqa: E402
 from conftest import copy_workflow  # noqa: E402
-from results_doc import update  # noqa: E402
+from results_doc import RESULTS, update  # noqa: E402
 
 SMOKE = ("--configfile", "config/smoke.yaml")
 
@@ -91,7 +91,7 @@ def main() -> None:
     table = "\n".join(["| measurement | value |", "|---|---|", *(f"| {name} | {value} |" for name, value in rows)])
     print(table)
     if args.update_docs:
-        update("slurm", "_Measured by `python benchmarks/slurm_overhead.py --update-docs` on 2 cores._\n\n" + table)
+        update("slurm", "_Measured by `python benchmarks/slurm_overhead.py --update-docs` on 2 cores._\n\n" + table, RESULTS)
 
 
 if __name__ == "__main__":
