@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_models import difference  # noqa: E402
 
-from results_doc import RESULTS, add_result_options, keep_result  # noqa: E402
+from results_doc import CLUSTER, add_result_options, keep_result  # noqa: E402
 
 # SmolLM2-135M's shapes (config.json of HuggingFaceTB/SmolLM2-135M), random weights.
 SMOLLM2_SHAPES = {"vocab_size": 49152, "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
@@ -228,7 +228,7 @@ def update_docs(result: dict) -> None:
         speedup = f"{row['speedup']:.1f}x" if "speedup" in row else "1.0x"
         lines.append(f"| {row['device']}, {row['dtype']} | {row['seconds']:.1f} | {speedup} | "
                      f"{row['first_loss']:.3f} / {row['last_loss']:.3f} | {row['validation_loss']:.3f} |")
-    update("gpu_path", "\n".join(lines), RESULTS)
+    update("gpu_path", "\n".join(lines), CLUSTER)
 
 
 def main() -> None:
@@ -243,7 +243,7 @@ def main() -> None:
                              "sliding-window layers included; skipped when the file is missing")
     parser.add_argument("--train-steps", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of the CPU reference")
-    add_result_options(parser, "gpu_path", RESULTS)
+    add_result_options(parser, "gpu_path", CLUSTER)
     args = parser.parse_args()
     if args.from_json:
         update_docs(json.loads(Path(args.from_json).read_text()))

@@ -1,5 +1,5 @@
 """The tables that come from a run's results/claims.json: docs/results.md's (claims C3 to C9) and the README's
-claims table; and the criteria history (config/criteria_history.yaml).
+claims table; and docs/criteria.md's criteria history (config/criteria_history.yaml).
 
     python benchmarks/result_tables.py results/claims.json      # rewrite them from this run
     python benchmarks/result_tables.py DIR/results/claims.json --source "a default-scale run of commit abc1234 (an AVX2 host)"
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "src"))
 from behind_rope.claims.outcome import part_outcome  # noqa: E402
 from behind_rope.claims.preregistration import history_markdown, load_history  # noqa: E402
-from results_doc import README, RESULTS, update  # noqa: E402
+from results_doc import CRITERIA, README, RESULTS, update  # noqa: E402
 
 
 def _verdict(passed: bool) -> str:
@@ -367,7 +367,7 @@ def write_tables(claims: dict, source: str, run: Path | None = None, extended: d
         print(f"Warning: in this claims file the criterion commit of {', '.join(unknown)} reads 'unknown' or "
               "'uncommitted' (a run outside a git checkout, or with criteria not yet committed); the tables say so.",
               file=sys.stderr)
-    update("criteria_history", history_table(), RESULTS)
+    update("criteria_history", history_table(), CRITERIA)
     update("twins", note + twins_table(claims, run), RESULTS)
     update("llm", note + llm_table(claims), RESULTS)
     update("ladder", ladder_note + ladder_table(extended) if extended else note + ladder_table(claims), RESULTS)

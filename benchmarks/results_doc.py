@@ -2,7 +2,10 @@
 
     <!-- name:start --> ... <!-- name:end -->
 
-A script run with --update-docs replaces its own blocks and leaves the rest of the page alone.
+A script run with --update-docs replaces its own blocks and leaves the rest of the page alone.  Each
+table lives on the page a reader looks for it on: the claims' numbers in docs/results.md, the criteria
+history in docs/criteria.md, what the workflow costs in docs/performance.md, and the GPU and SLURM
+checks in docs/cluster.md.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results.md"
+CRITERIA = ROOT / "docs" / "criteria.md"
+PERFORMANCE = ROOT / "docs" / "performance.md"
+CLUSTER = ROOT / "docs" / "cluster.md"
 README = ROOT / "README.md"
 
 

@@ -46,10 +46,10 @@ sys.path.insert(0, str(ROOT / "src"))
 from result_tables import write_tables  # noqa: E402
 
 from behind_rope.atomic import write_json  # noqa: E402
-from results_doc import RESULTS, update  # noqa: E402
+from results_doc import PERFORMANCE, update  # noqa: E402
 
 # A step holding less than this share of the run's CPU time is summed into one row of the docs table.
-SMALL_STEP = 0.01
+SMALL_STEP = 0.02
 
 # Snakemake's log: a job starts at the timestamp before its ``rule <name>:`` block and ends at the one
 # before ``Finished jobid: <id>``.
@@ -466,7 +466,7 @@ def main() -> None:
     print(measurements_table(summary), describe_cpu(summary["steps"]), rules_table(summary),
           describe_path(summary["critical_path"]), sep="\n\n")
     if args.update_docs:
-        update("benchmarks", docs_block(summary), RESULTS)
+        update("benchmarks", docs_block(summary), PERFORMANCE)
         if claims is not None:
             write_tables(claims, f"a default-scale run of {summary['checkout']} on {host(summary)}")
 
