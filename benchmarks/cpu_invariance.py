@@ -43,7 +43,7 @@ from behind_rope.claims.gate import verdicts  # noqa: E402
 from behind_rope.claims.panels import panel_statistics  # noqa: E402
 from behind_rope.config import load  # noqa: E402
 from conftest import copy_workflow  # noqa: E402
-from results_doc import update  # noqa: E402
+from results_doc import RESULTS, update  # noqa: E402
 
 # Arm -> the float kernels (ATEN_CPU_CAPABILITY; None: the machine's own) and the config it overlays.
 ARMS = {"bf16": (None, {"training": {"dtype": "bfloat16"}}), "float32": (None, {"training": {"dtype": "float32"}}),
@@ -169,7 +169,7 @@ def main() -> None:
     print(text)
     print(json.dumps({arm: claim["passed"] for arm, claim in results.items()}))
     if args.update_docs:
-        update("cpu_invariance", text)
+        update("cpu_invariance", text, RESULTS)
 
 
 if __name__ == "__main__":
