@@ -110,9 +110,9 @@ def main() -> None:
     text = table(rows, context, args.source)
     print(text)
     if args.update_docs:
-        from results_doc import update
+        from results_doc import RESULTS, update
 
-        update("c3_power", text)
+        update("c3_power", text, RESULTS)
 
 
 if __name__ == "__main__":

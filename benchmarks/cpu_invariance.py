@@ -45,7 +45,7 @@ from behind_rope.config import claim_arguments, load  # noqa: E402
 from behind_rope.experiments.paths import gram_files, twin_files  # noqa: E402
 from behind_rope.experiments.runs import c3_twin_runs  # noqa: E402
 from conftest import copy_workflow  # noqa: E402
-from results_doc import update  # noqa: E402
+from results_doc import RESULTS, update  # noqa: E402
 
 # Arm -> the float kernels (ATEN_CPU_CAPABILITY; None: the machine's own) and the config it overlays.
 ARMS = {"bf16": (None, {"training": {"dtype": "bfloat16"}}), "float32": (None, {"training": {"dtype": "float32"}}),
@@ -171,7 +171,7 @@ def main() -> None:
     print(text)
     print(json.dumps({arm: claim["passed"] for arm, claim in results.items()}))
     if args.update_docs:
-        update("cpu_invariance", text)
+        update("cpu_invariance", text, RESULTS)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_doc import add_result_options, keep_result  # noqa: E402
+from results_doc import CLUSTER, add_result_options, keep_result  # noqa: E402
 
 CASES = {"cpu, float32": ("cpu", "float32"), "cuda, float32": ("cuda", "float32"), "cuda, auto": ("cuda", "auto")}
 # The arrays the claims read, per kind of run; the table reports the largest difference over them.
@@ -206,7 +206,7 @@ def update_docs(result: dict) -> None:
         cpu_seconds = sum(c["seconds"] for c in by_case["cpu, float32"])
         lines.append(f"| {model} | {kind} ({len(rows)}) | {cpu_seconds:.1f} | " + " | ".join(timing) + " | "
                      + " | ".join(gaps) + f" | {'yes' if same else 'NO'} |")
-    update("gpu_models", "\n".join(lines))
+    update("gpu_models", "\n".join(lines), CLUSTER)
 
 
 def main() -> None:
@@ -217,7 +217,7 @@ def main() -> None:
     parser.add_argument("--sequences", type=int, default=2, help="random-token sequences per run")
     parser.add_argument("--devices", choices=("cpu", "all"), default="all",
                         help="cpu: the CPU reference alone, to try the script without a GPU")
-    add_result_options(parser, "gpu_models")
+    add_result_options(parser, "gpu_models", CLUSTER)
     args = parser.parse_args()
     if args.from_json:
         update_docs(json.loads(Path(args.from_json).read_text()))

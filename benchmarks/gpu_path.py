@@ -9,7 +9,7 @@ the default scale: a Llama of SmolLM2-135M's shapes and a Gemma-3 of gemma3's ``
    ``llm.dtype: auto``).  On CUDA, beside the capture as it is (one product over the whole matrix), two
    other ways: the blocks that skip the keys a causal mask hides, which the CPU takes
    (``capture.scores.skips_hidden_keys``), forced on the GPU; and the capture before those blocks came in
-   (``reuse.whole_score_matrix``), so that the table shows what each costs a GPU.  For each array it
+   (:func:`whole_score_matrix`), so that the table shows what each costs a GPU.  For each array it
    prints the largest difference relative to the reference's largest magnitude, and the speed-up in
    tokens/s.
 2. Twin training (``behind_rope.twins.train.train_twin``): the same steps, seed and batches on the CPU in
@@ -37,9 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_models import difference  # noqa: E402
-from reuse import whole_score_matrix  # noqa: E402
 
-from results_doc import add_result_options, keep_result  # noqa: E402
+from results_doc import CLUSTER, add_result_options, keep_result  # noqa: E402
 
 # SmolLM2-135M's shapes (config.json of HuggingFaceTB/SmolLM2-135M), random weights.
 SMOLLM2_SHAPES = {"vocab_size": 49152, "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
@@ -77,9 +76,61 @@ def time_capture(model, tokens: torch.Tensor, layers: int, batch: int, repeats: 
     return {"arrays": arrays, "tokens_per_second": tokens.numel() / min(seconds)}
 
 
+def one_masked_call(query, key, value, allowed, scaling):
+    """The fused attention over every key, the mask handed to the kernel as a tensor."""
+    return torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=allowed, scale=scaling)
+
+
+@contextlib.contextmanager
+def whole_score_matrix():
+    """The score capture as it was: every product over the whole S x S matrix, hidden keys included, a
+    per-head run's head sum a product of its own (the code of ``ScoreRecorder.add`` before the change),
+    and a sliding-window layer's attention one masked call of the fused kernel."""
+    from behind_rope.capture import scores as capture
+    from behind_rope.capture.scores import ScoreRecorder, StopForward
+
+    def add(self, layer, query, key, scaling, allowed, lower_triangular=False):
+        if layer not in self.layers:
+            return
+        batch, heads, queries, head_dim = query.shape
+        keys = key.shape[-2]
+        query, key = query.float(), key.float()
+        head_sum = torch.matmul(query.transpose(1, 2).reshape(batch, queries, heads * head_dim),
+                                key.transpose(1, 2).reshape(batch, keys, heads * head_dim).transpose(1, 2)) * scaling
+        if allowed is None:
+            allowed = torch.ones(1, 1, queries, keys, dtype=torch.bool, device=query.device)
+        else:
+            head_sum.masked_fill_(~allowed[:, 0], 0.0)
+        allowed = allowed[:, 0].expand(batch, queries, keys)
+        rows = [slice((self.first_sequence + h) % 2, None, 2) for h in (0, 1)]
+        by_half = torch.stack([head_sum[row].sum(0, dtype=torch.float64) for row in rows])
+        if allowed.stride(0) == 0:
+            count_by_half = torch.stack([allowed[0].to(torch.float64) * (len(range(batch)[row]) * heads) for row in rows])
+        else:
+            count_by_half = torch.stack([allowed[row].sum(0, dtype=torch.float64) * heads for row in rows])
+        if layer not in self.sums:
+            self.sums[layer] = torch.zeros_like(by_half)
+            self.counts[layer] = torch.zeros_like(count_by_half)
+        self.sums[layer] += by_half
+        self.counts[layer] += count_by_half
+        if self.per_head:
+            scores = (torch.matmul(query, key.transpose(2, 3)) * scaling).masked_fill_(~allowed[:, None], -torch.inf)
+            log_z = torch.logsumexp(scores, dim=-1)
+            self._add_per_head(layer, log_z, torch.exp(scores[..., 0] - log_z), rows)
+        if self.stop and layer == self.layers[-1]:
+            raise StopForward
+
+    blocked, in_blocks = ScoreRecorder.add, capture.attend_in_blocks
+    ScoreRecorder.add, capture.attend_in_blocks = add, one_masked_call
+    try:
+        yield
+    finally:
+        ScoreRecorder.add, capture.attend_in_blocks = blocked, in_blocks
+
+
 @contextlib.contextmanager
 def blocks_on_every_device():
-    """The capture of a333a7f: blocks that skip the keys a causal mask hides, on a GPU too."""
+    """The blocks that skip the keys a causal mask hides, which the CPU takes, forced on a GPU too."""
     from behind_rope.capture import scores as capture
 
     on_cpu_only = capture.skips_hidden_keys
@@ -92,7 +143,7 @@ def blocks_on_every_device():
 
 # On CUDA the capture as it is (one product over the whole matrix on a GPU), beside the blocks that skip
 # the keys a causal mask hides (what the CPU does) and the capture before those blocks came in
-# (benchmarks/reuse.py keeps its code), so that the table shows what each costs a GPU.
+# (whole_score_matrix), so that the table shows what each costs a GPU.
 VARIANTS = {"": contextlib.nullcontext, ", in blocks (as on the CPU)": blocks_on_every_device,
             ", whole score matrix (as it was)": whole_score_matrix}
 RUNS = {"cpu, float32": ("cpu", torch.float32, ""),
@@ -177,7 +228,7 @@ def update_docs(result: dict) -> None:
         speedup = f"{row['speedup']:.1f}x" if "speedup" in row else "1.0x"
         lines.append(f"| {row['device']}, {row['dtype']} | {row['seconds']:.1f} | {speedup} | "
                      f"{row['first_loss']:.3f} / {row['last_loss']:.3f} | {row['validation_loss']:.3f} |")
-    update("gpu_path", "\n".join(lines))
+    update("gpu_path", "\n".join(lines), CLUSTER)
 
 
 def main() -> None:
@@ -192,7 +243,7 @@ def main() -> None:
                              "sliding-window layers included; skipped when the file is missing")
     parser.add_argument("--train-steps", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of the CPU reference")
-    add_result_options(parser, "gpu_path")
+    add_result_options(parser, "gpu_path", CLUSTER)
     args = parser.parse_args()
     if args.from_json:
         update_docs(json.loads(Path(args.from_json).read_text()))

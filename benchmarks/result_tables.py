@@ -1,5 +1,5 @@
-"""The tables of docs/results.md that come from a run's results/claims.json (claims C3 to C9) and from the
-criteria history (config/criteria_history.yaml).
+"""The tables that come from a run's results/claims.json: docs/results.md's (claims C3 to C9) and the README's
+claims table; and docs/criteria.md's criteria history (config/criteria_history.yaml).
 
     python benchmarks/result_tables.py results/claims.json      # rewrite them from this run
     python benchmarks/result_tables.py DIR/results/claims.json --source "a default-scale run of commit abc1234 (an AVX2 host)"
@@ -19,9 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "src"))
 from behind_rope.claims.outcome import part_outcome  # noqa: E402
 from behind_rope.claims.preregistration import history_markdown, load_history  # noqa: E402
-from results_doc import update  # noqa: E402
-
-README = ROOT / "README.md"
+from results_doc import CRITERIA, README, RESULTS, update  # noqa: E402
 
 
 def _verdict(passed: bool) -> str:
@@ -359,7 +357,7 @@ def readme_table(claims: dict, source: str) -> str:
 
 
 def write_tables(claims: dict, source: str, run: Path | None = None, extended: dict | None = None) -> None:
-    """Every claims block of docs/results.md, and the criteria history; ``run`` is the run's folder.  The scale
+    """Every claims block of docs/results.md and the README, and the criteria history; ``run`` is the run's folder.  The scale
     ladder comes from ``extended`` (the extended target's results/extended/claims.json) when given."""
     note = f"_From `results/claims.json` of {source}._\n\n"
     ladder_note = f"_From `results/extended/claims.json` (`snakemake extended`) of {source}._\n\n"
@@ -369,12 +367,12 @@ def write_tables(claims: dict, source: str, run: Path | None = None, extended: d
         print(f"Warning: in this claims file the criterion commit of {', '.join(unknown)} reads 'unknown' or "
               "'uncommitted' (a run outside a git checkout, or with criteria not yet committed); the tables say so.",
               file=sys.stderr)
-    update("criteria_history", history_table())
-    update("twins", note + twins_table(claims, run))
-    update("llm", note + llm_table(claims))
-    update("ladder", ladder_note + ladder_table(extended) if extended else note + ladder_table(claims))
-    update("decomposition", note + decomposition_table(claims))
-    update("position", note + position_table(claims))
+    update("criteria_history", history_table(), CRITERIA)
+    update("twins", note + twins_table(claims, run), RESULTS)
+    update("llm", note + llm_table(claims), RESULTS)
+    update("ladder", ladder_note + ladder_table(extended) if extended else note + ladder_table(claims), RESULTS)
+    update("decomposition", note + decomposition_table(claims), RESULTS)
+    update("position", note + position_table(claims), RESULTS)
     update("readme_claims", readme_table(claims, source), README)
 
 

@@ -1,8 +1,11 @@
-"""docs/results.md holds the tables the pipeline and the benchmarks write; each sits between markers.
+"""The docs hold tables that scripts write, each between markers:
 
     <!-- name:start --> ... <!-- name:end -->
 
-A benchmark run with --update-docs replaces its own blocks and leaves the rest of the page alone.
+A script run with --update-docs replaces its own blocks and leaves the rest of the page alone.  Each
+table lives on the page a reader looks for it on: the claims' numbers in docs/results.md, the criteria
+history in docs/criteria.md, what the workflow costs in docs/performance.md, and the GPU and SLURM
+checks in docs/cluster.md.
 """
 
 from __future__ import annotations
@@ -10,27 +13,33 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results.md"
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results.md"
+CRITERIA = ROOT / "docs" / "criteria.md"
+PERFORMANCE = ROOT / "docs" / "performance.md"
+CLUSTER = ROOT / "docs" / "cluster.md"
+README = ROOT / "README.md"
 
 
-def replace_block(text: str, name: str, body: str) -> str:
+def replace_block(text: str, name: str, body: str, path: Path = RESULTS) -> str:
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
     if start not in text or end not in text:
-        raise ValueError(f"{RESULTS} has no block {start} ... {end}")
+        raise ValueError(f"{path} has no block {start} ... {end}")
     head, rest = text.split(start)
     _, tail = rest.split(end)
     return head + start + "\n" + body.strip("\n") + "\n" + end + tail
 
 
-def update(name: str, body: str, path: Path = RESULTS) -> None:
-    """Replace the block ``name`` of docs/results.md with ``body``."""
-    path.write_text(replace_block(path.read_text(), name, body))
+def update(name: str, body: str, path: Path) -> None:
+    """Replace the block ``name`` of the page ``path`` with ``body``."""
+    path.write_text(replace_block(path.read_text(), name, body, path))
 
 
-def add_result_options(parser, block: str) -> None:
+def add_result_options(parser, block: str, path: Path) -> None:
     """The options of a script run on another machine (a lent GPU): its result as JSON, and the docs table from it."""
+    page = path.relative_to(ROOT)
     parser.add_argument("--output", help="write the results as JSON here")
-    parser.add_argument("--update-docs", action="store_true", help=f"rewrite the {block} table of docs/results.md")
+    parser.add_argument("--update-docs", action="store_true", help=f"rewrite the {block} table of {page}")
     parser.add_argument("--from-json", help="only rewrite that table from an --output file of an earlier run")
 
 

@@ -1,7 +1,7 @@
 """The cost of the SLURM route: the smoke DAG run locally and through a local SLURM cluster, side by side.
 
     python benchmarks/slurm_overhead.py                  # print the table
-    python benchmarks/slurm_overhead.py --update-docs    # also refresh the SLURM table of docs/results.md
+    python benchmarks/slurm_overhead.py --update-docs    # also refresh the SLURM table of docs/cluster.md
 
 The three runs start cold, on fresh copies of the workflow, in this order: local; through SLURM with
 every job queued (``submit_host: false`` in every resource group); through SLURM as configured, where
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from cluster import local_cluster  # noqa: E402
 from conftest import copy_workflow  # noqa: E402
-from results_doc import update  # noqa: E402
+from results_doc import CLUSTER, update  # noqa: E402
 
 SMOKE = ("--configfile", "config/smoke.yaml")
 
@@ -60,7 +60,7 @@ def run_on_slurm(workdir: Path, env: dict[str, str], queue_every_job: bool) -> t
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--update-docs", action="store_true", help="rewrite the SLURM table of docs/results.md")
+    parser.add_argument("--update-docs", action="store_true", help="rewrite the SLURM table of docs/cluster.md")
     args = parser.parse_args()
     env = local_cluster.environment()
     with tempfile.TemporaryDirectory() as scratch:
@@ -91,7 +91,7 @@ def main() -> None:
     table = "\n".join(["| measurement | value |", "|---|---|", *(f"| {name} | {value} |" for name, value in rows)])
     print(table)
     if args.update_docs:
-        update("slurm", "_Measured by `python benchmarks/slurm_overhead.py --update-docs` on 2 cores._\n\n" + table)
+        update("slurm", "_Measured by `python benchmarks/slurm_overhead.py --update-docs` on 2 cores._\n\n" + table, CLUSTER)
 
 
 if __name__ == "__main__":

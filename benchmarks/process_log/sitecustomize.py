@@ -1,7 +1,7 @@
 """Loaded by every Python process of a benchmarked run (benchmarks/run_benchmarks.py puts this folder on
 PYTHONPATH): at exit, a process appends its own CPU time, and that of the children it waited for, as
 one JSON line to $BEHIND_ROPE_PROCESS_LOG.  getrusage is exact, where Snakemake's `benchmark:` files
-sample a job's processes now and then (benchmarks/dag_profile.py sums the lines per step, and per job)."""
+sample a job's processes now and then (benchmarks/run_benchmarks.py sums the lines per step)."""
 
 import atexit
 import json

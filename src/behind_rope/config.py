@@ -110,6 +110,9 @@ class TokenSet:
     # (SmolLM2 <|im_start|>, Qwen2.5 <|endoftext|>); null: BOS only where the tokenizer adds one
     first_token: str | None = None
     per_head: bool = False  # also record log Z and the attention to key 0 per head and query (claims C6-C9)
+    # with per_head, also each head's query offset a(i), the part of log Z the softmax cannot see (claim C6);
+    # it keeps an S x S matrix per head and layer while it runs, so it is meant for short sets
+    query_offsets: bool = False
     # the models whose runs read it, of those in llm.models (default: every one); the inputs step draws
     # every set for every model all the same, as tokenizing costs next to nothing
     models: list[str] | None = None

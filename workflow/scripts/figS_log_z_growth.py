@@ -11,7 +11,8 @@
 # # Per-head growth of log Z with the mask and without it (claim C6)
 #
 # For each model, one panel: for every checked layer, every head's slope b of its mean log-normaliser
-# log Z(i) against log(i + 1) over queries i >= min_query, with the causal mask (filled) and without it
+# with the query offset removed, log Z(i) - a(i), against log(i + 1) over queries i >= min_query, with the
+# causal mask (filled) and without it
 # (hollow, the control), each with its split-half noise floor as a bar.  The parameter-free causal RoPE
 # simulation's slope b_sim per layer is a black bar (its run without the mask a hollow black diamond),
 # and the claim's threshold, min_slope_ratio x b_sim, a dashed bar (the ratio C6 records).  Read from
@@ -61,7 +62,7 @@ for ax, (model, result) in zip(axes[0], measured["models"].items(), strict=True)
         ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
         ax.yaxis.set_minor_locator(NullLocator())
     carrying = ", ".join(f"{row['heads_carrying']}/{row['heads']}" for row in result["probe"]["layers"].values())
-    style_panel(ax, f"{model}\nheads carrying: {carrying}", "layer", "log-Z slope b" if ax is axes[0, 0] else "",
+    style_panel(ax, f"{model}\nheads carrying: {carrying}", "layer", "slope b of log Z − a(i)" if ax is axes[0, 0] else "",
                 legend=False)
     layer_axis(ax, layers)
 handles = [Line2D([], [], color="C0", marker="o", lw=0, markersize=4, label="head, with mask"),

@@ -39,15 +39,23 @@ class ScoreRecorder:
     Sequences alternate between half A (even index) and half B (odd index).  Entries that a
     layer's mask hides are counted out, and come back as NaN.  With ``per_head`` it also sums, per
     head and query, the log-normaliser log Z (the log-sum-exp of the scores over the keys the query
-    sees) and the attention paid to key 0 (the sink), for the same halves.  With ``keep_raw`` it also
-    keeps every per-sequence score tensor (for tests and the small Gram-matrix check only).
+    sees) and the attention paid to key 0 (the sink), for the same halves.  With ``query_offsets`` (and
+    ``per_head``) it also keeps each head's score sums, so that ``result`` gives each head's query offset
+    a(i) (:func:`behind_rope.maths.decompose.decompose`), the part of log Z the softmax cannot see: an
+    S x S matrix per head and layer, so meant for short runs.  With ``keep_raw`` it also keeps every
+    per-sequence score tensor (for tests and the small Gram-matrix check only).
     """
 
-    def __init__(self, layers: Iterable[int], keep_raw: bool = False, per_head: bool = False, stop: bool = True):
+    def __init__(self, layers: Iterable[int], keep_raw: bool = False, per_head: bool = False, stop: bool = True,
+                 query_offsets: bool = False):
+        if query_offsets and not per_head:
+            raise ValueError("query_offsets are per head: they need per_head")
         self.layers = sorted(set(layers))
         self.stop = stop  # stop the pass in the attention of the last layer recorded
         self.keep_raw = keep_raw
         self.per_head = per_head
+        self.query_offsets = query_offsets
+        self.head_scores: dict[int, torch.Tensor] = {}  # (2, heads, S, S) per layer, with query_offsets
         self.sums: dict[int, torch.Tensor] = {}
         self.counts: dict[int, torch.Tensor] = {}
         self.head_sums: dict[int, dict[str, torch.Tensor]] = {}
@@ -81,6 +89,8 @@ class ScoreRecorder:
         if self.per_head:
             log_z = torch.full((batch, heads, queries), -torch.inf, device=query.device)
             sink = torch.zeros(batch, heads, queries, device=query.device)
+            if self.query_offsets and layer not in self.head_scores:
+                self.head_scores[layer] = torch.zeros(2, heads, queries, keys, dtype=torch.float64, device=query.device)
         else:
             # The sum over heads of Q_h K_h^T is one matmul over the concatenated heads; it never
             # materialises the (batch, heads, S, S) scores.
@@ -93,6 +103,10 @@ class ScoreRecorder:
             if self.per_head:  # the block's scores per head, whose sum over heads is the head sum
                 scores = torch.matmul(query[:, :, start:stop], key[:, :, :seen].transpose(2, 3)) * scaling
                 head_sum = scores.sum(1)
+                if self.query_offsets:
+                    visible = scores.masked_fill(hidden[:, None, start:stop, :seen], 0.0)
+                    self.head_scores[layer][:, :, start:stop, :seen] += torch.stack(
+                        [visible[row].sum(0, dtype=torch.float64) for row in rows])
                 scores.masked_fill_(hidden[:, None, start:stop, :seen], -torch.inf)
                 log_z[:, :, start:stop] = torch.logsumexp(scores, dim=-1)
                 sink[:, :, start:stop] = torch.exp(scores[..., 0] - log_z[:, :, start:stop])
@@ -144,6 +158,13 @@ class ScoreRecorder:
                 result[name] = (sums.sum(1) / count.sum(1)).cpu().numpy()
                 result[f"{name}_half_a"] = (sums[:, 0] / count[:, 0]).cpu().numpy()
                 result[f"{name}_half_b"] = (sums[:, 1] / count[:, 1]).cpu().numpy()
+        if self.query_offsets:  # (layers, heads, queries): a(i) of each head's mean scores, and per half
+            from behind_rope.maths.decompose import decompose
+
+            for name, pick in (("", lambda t: t.sum(0)), ("_half_a", lambda t: t[0]), ("_half_b", lambda t: t[1])):
+                heads = [mean(pick(self.head_scores[layer]), pick(self.counts[layer])[None] / self.head_scores[layer].shape[1])
+                         for layer in self.layers]
+                result[f"query_offset{name}"] = decompose(np.stack(heads)).query_offset
         return result
 
 
@@ -264,16 +285,18 @@ def recording(recorder: ScoreRecorder):
 
 @torch.no_grad()
 def record_scores(model, batches: Iterable[torch.Tensor], layers: Iterable[int], causal: bool = True,
-                  keep_raw: bool = False, progress=None, inputs_embeds=None, per_head: bool = False) -> ScoreRecorder:
+                  keep_raw: bool = False, progress=None, inputs_embeds=None, per_head: bool = False,
+                  query_offsets: bool = False) -> ScoreRecorder:
     """Run ``model`` over token batches and return the recorder holding the scores of ``layers`` (0-based).
 
     ``inputs_embeds``, a function of a token batch, feeds the model embeddings instead of tokens (an
     intervention on the input, e.g. :func:`behind_rope.llm.score_run.embedding_replacement`); ``per_head``
-    records log Z and the sink per head too (:class:`ScoreRecorder`).
+    records log Z and the sink per head too, and ``query_offsets`` each head's query offset a(i)
+    (:class:`ScoreRecorder`).
     """
     model.set_attn_implementation(SCORES if causal else SCORES_NONCAUSAL)
     device = next(model.parameters()).device
-    recorder = ScoreRecorder(layers, keep_raw=keep_raw, per_head=per_head)
+    recorder = ScoreRecorder(layers, keep_raw=keep_raw, per_head=per_head, query_offsets=query_offsets)
     running = model.base_model.layers[: recorder.layers[-1] + 1]  # the pass stops in the last layer recorded
     with recording(recorder), onednn_linears(running):
         for batch in batches:

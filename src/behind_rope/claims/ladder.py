@@ -1,4 +1,4 @@
-"""The scale ladder (issue 24): claim C5's measures for every model, ordered by size, read from claims.json.
+"""The scale ladder: claim C5's measures for every model, ordered by size, read from claims.json.
 
 One model family in two sizes (Qwen2.5-Coder 0.5B and 1.5B) beside the other models answers the first
 question a reader of C5 asks: does a disagreement with the paper's 8B models come from scale?  Every

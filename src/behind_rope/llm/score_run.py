@@ -99,7 +99,8 @@ def score_run(settings: dict, tokens_path) -> tuple[dict[str, np.ndarray], dict]
     with tqdm(total=len(tokens), desc=f"{settings['model']} ({device.type}, batch {batch_size})", unit="seq",
               mininterval=2.0) as bar:
         recorder = record_scores(model, tokens.split(int(batch_size)), layers, causal=settings["causal"], progress=bar,
-                                 inputs_embeds=inputs_embeds, per_head=settings.get("per_head", False))
+                                 inputs_embeds=inputs_embeds, per_head=settings.get("per_head", False),
+                                 query_offsets=settings.get("query_offsets", False))
     seconds = time.perf_counter() - started
     metadata = {
         "model": settings["model"], "kind": settings["kind"], "inputs": settings["inputs"], "causal": settings["causal"],

@@ -86,9 +86,13 @@ def _c6_stance(claim: dict, args: dict) -> tuple[str, str]:
     caveat = f"; it holds in {listing(holding)}" if holding else ""
     if claim["passed"]:
         return SUPPORTED, "the heads of every model carry the mask's growth of $\\log Z$ and the no-mask runs do not" + caveat
-    found, reasons, unmeasured = {}, [], []
+    found, reasons, unmeasured, underpowered = {}, [], [], []
     for model, result in measured["models"].items():
         if result["passed"]:
+            continue
+        if result.get("outcome") == "UNDECIDED":  # its floors could hide a head at the bound
+            found[model] = UNDECIDED
+            underpowered.append(model)
             continue
         if result["probe"]["passed"]:  # its own run shows it, but so does its no-mask run
             found[model] = UNDECIDED
@@ -101,8 +105,11 @@ def _c6_stance(claim: dict, args: dict) -> tuple[str, str]:
         unmeasured += [model] if not heads else []
     reasons += [f"in {model_name(m)}, {_c6_heads(measured['models'][m], args)}"
                 for m, s in found.items() if s == NOT_SHOWN]
-    if names := [m for m, s in found.items() if s == UNDECIDED and m not in unmeasured]:
+    if names := [m for m, s in found.items() if s == UNDECIDED and m not in unmeasured + underpowered]:
         reasons.append(f"the no-mask run passes the same check in {models(names)}")
+    if underpowered:
+        reasons.append(f"the noise could hide a head at {number(args['min_resolvable_slope_ratio'])} of the simulation's "
+                       f"slope in {models(underpowered)}")
     if unmeasured:
         reasons.append(f"no head's slope can be set against the simulation's in {models(unmeasured)}")
     simulation = measured["simulation"]
@@ -129,6 +136,21 @@ def _c6_heads(result: dict, args: dict) -> str:
     carrying = sum(row["heads_carrying"] for row in rows)
     verb = "carries" if carrying == 1 else "carry"
     return f"{carrying} of its {len(heads)} heads in the checked layers {verb} it ({listing(counts)})"
+
+
+def _c6_power(measured_models: dict) -> str:
+    """Whether each model's floors could see a head at the bound wherever that could change its verdict, in words."""
+    undecided = {m: r for m, r in measured_models.items() if r["outcome"] == "UNDECIDED"}
+    if not undecided:
+        return ("in every model the floors could see a head at that bound wherever one could change the verdict, so "
+                "each verdict is decided")
+    def needed(result):
+        counts = [result[run]["preconditions"]["power"]["sequences_to_resolve"] for run in ("probe", "no_mask")]
+        return max((n for n in counts if n), default=None)
+
+    return "the floors could hide a head at that bound in " + listing(
+        model_name(m) + (f" (about {number(needed(r))} sequences would resolve it)" if needed(r) else "")
+        for m, r in undecided.items())
 
 
 def _c7_stance(claim: dict, replacement: str) -> tuple[str, str]:
@@ -353,7 +375,7 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         "c6.floor_multiple": f"{c6_args['floor_multiple']:g}", "c6.head_share": percent(c6_args["min_head_share"]),
         "c6.min_layers": str(c6_args["min_layers"]), "c6.layers": listing(c6_args["layers"]),
         "c6.models_passed": models([m for m, r in c6["models"].items() if r["passed"]]),
-        "c6.models_failed": models([m for m, r in c6["models"].items() if not r["passed"]]),
+        "c6.models_failed": models([m for m, r in c6["models"].items() if r["outcome"] == "FAIL"]),
         "c6.sim_slopes": span(row["slope"] for row in c6["simulation"]["probe"]["layers"].values()),
         "c6.sim_no_mask_slopes": span(row["slope"] for row in c6["simulation"]["no_mask"]["layers"].values()),
         "c6.sim_outcome": _outcome(c6["simulation"]["probe"]["passed"], "meets", "misses")
@@ -362,6 +384,13 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         "c6.heads_carrying_no_mask": str(carrying_no_mask),
         "c6.no_mask_passing": models([m for m, r in c6["models"].items() if r["no_mask"]["passed"]]),
         "c6.no_mask_outcome": _no_mask_sentence(c6),
+        "c6.power": _c6_power(c6["models"]),
+        "c6.resolvable_ratio": number(c6_args["min_resolvable_slope_ratio"]),
+        "c6.raw_median_slopes": listing(
+            f"{number(float(np.median([b for row in rows6(result) for b in row['raw_slopes'] if _defined(b)])))} in "
+            f"{model_name(model)}" for model, result in c6["models"].items()
+            if any(_defined(b) for row in rows6(result) for b in row["raw_slopes"])) or "not defined",
+        "c6.models_undecided": models([m for m, r in c6["models"].items() if r["outcome"] == "UNDECIDED"]),
     }
 
     # C7: the signed first-key component before and after the replacement, decided on one model.
@@ -558,7 +587,7 @@ def position_table(claims: dict, settings: dict | None = None) -> str:
             rows = [r6["probe"]["layers"][layer] for layer in layers6]
             cells += [f"{sum(r['heads_carrying'] for r in rows)}/{sum(r['heads'] for r in rows)}",
                       f"{r6['probe']['layers_holding']}/{len(layers6)} ({r6['no_mask']['layers_holding']})",
-                      verdict(r6["passed"])]
+                      verdict(r6["outcome"])]
         else:
             cells += ["", "", ""]
         r7 = c7["models"].get(model)

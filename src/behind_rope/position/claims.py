@@ -26,7 +26,7 @@ import re
 import numpy as np
 
 from behind_rope.claims.outcome import decided_by_parts, part_outcome, precondition
-from behind_rope.position.heads import slopes_with_floor, spearman
+from behind_rope.position.heads import slopes_with_floor, spearman, visible_log_z
 
 
 def _mean(values) -> float:
@@ -46,38 +46,83 @@ def _floats(values) -> list[float]:
 # --- C6 ---------------------------------------------------------------------------------------
 
 
-def claim_c6(scores, runs: dict, simulation_runs: dict, layers, min_query: int, min_slope_ratio: float,
-             floor_multiple: float, min_head_share: float, min_layers: int, **_) -> dict:
-    simulated = {role: slopes_with_floor(scores(run), min_query) for role, run in simulation_runs.items()}
+def head_power(carrying: np.ndarray, slopes: np.ndarray, floors: np.ndarray, resolvable: float,
+               floor_multiple: float, min_head_share: float) -> dict:
+    """One layer of C6's check, with its power: a head that does not carry the mask's position is unresolved
+    when ``floor_multiple`` floors exceed ``resolvable`` (its floors could hide a head at the bound).  The
+    layer holds when at least ``min_head_share`` of its heads carry; it is decided when it holds, or when it
+    would not even if every unresolved head carried."""
+    unresolved = ~carrying & ~(floor_multiple * floors <= resolvable)  # a NaN floor resolves nothing
+    bar = min_head_share * len(carrying)
+    holds = bool(carrying.sum() >= bar)
+    return {"slopes": _floats(slopes), "floors": _floats(floors), "heads_carrying": int(carrying.sum()),
+            "heads_unresolved": int(unresolved.sum()), "heads": len(carrying), "share": float(carrying.mean()),
+            "holds": holds, "decided": holds or bool(carrying.sum() + unresolved.sum() < bar),
+            "unresolved_floors": _floats(floors[unresolved])}
+
+
+def mask_part_check(arrays: dict, reference: np.ndarray, layers, min_query: int, min_slope_ratio: float,
+                    floor_multiple: float, min_head_share: float, min_layers: int,
+                    min_resolvable_slope_ratio: float, sequences: int) -> dict:
+    """C6's check on one run: per head, the slope of log Z - a(i) against log(i + 1) (queries >= ``min_query``),
+    against ``reference``, the simulation's slope per layer (index = layer - 1); with its power precondition.
+    The raw log Z's slopes, a(i) left in, are recorded beside, deciding nothing."""
+    index, found = _layer_index(arrays), slopes_with_floor(visible_log_z(arrays), min_query, key="log_z_visible")
+    raw = slopes_with_floor(arrays, min_query)["slope"]
+    rows = {}
+    for layer in layers:
+        slope, floor, bound = found["slope"][index[layer]], found["floor"][index[layer]], min_slope_ratio * reference[layer - 1]
+        carrying = (slope >= bound) & (slope > floor_multiple * floor)
+        rows[str(layer)] = head_power(carrying, slope, floor, min_resolvable_slope_ratio * reference[layer - 1],
+                                      floor_multiple, min_head_share)
+        rows[str(layer)] |= {"slope_ratio_to_simulation": _floats(slope / reference[layer - 1]),
+                             "raw_slopes": _floats(raw[index[layer]])}
+    holding = sum(row["holds"] for row in rows.values())
+    undecided = [layer for layer, row in rows.items() if not row["decided"]]
+    passed = holding >= min_layers
+    resolvable = {layer: min_resolvable_slope_ratio * reference[int(layer) - 1] for layer in undecided}
+    # rounded before the ceiling, so that a float's last bit does not add a sequence
+    needed = (math.ceil(round(max(sequences * (floor_multiple * f / resolvable[layer]) ** 2
+                                  for layer in undecided for f in rows[layer]["unresolved_floors"]), 6))
+              if undecided and min(resolvable.values()) > 0 else None)
+    power = precondition(
+        passed or holding + len(undecided) < min_layers,
+        f"{holding} of {len(rows)} layers hold and {len(undecided)} could still change (heads whose "
+        f"{floor_multiple:g} floors exceed {min_resolvable_slope_ratio:g} x b_sim), against {min_layers} needed, at "
+        f"{sequences} sequences",
+        f"about {needed:,} sequences of the first inputs (llm.inputs.first.sequences), at which every unresolved "
+        f"head's floors resolve {min_resolvable_slope_ratio:g} x b_sim" if needed
+        else "a simulation slope b_sim above zero in every checked layer" if undecided else "nothing: it is decided",
+        sequences=sequences, sequences_to_resolve=needed, layers_undecided=[int(layer) for layer in undecided])
+    return {"passed": passed, "layers_holding": holding, "layers": rows, "preconditions": {"power": power},
+            "noise_floor_median": float(np.median([f for row in rows.values() for f in row["floors"]]))}
+
+
+def claim_c6(scores, metadata, runs: dict, simulation_runs: dict, layers, min_query: int, min_slope_ratio: float,
+             floor_multiple: float, min_head_share: float, min_layers: int, min_resolvable_slope_ratio: float,
+             **_) -> dict:
+    simulated = {role: slopes_with_floor(visible_log_z(scores(run)), min_query, key="log_z_visible")
+                 for role, run in simulation_runs.items()}
     reference = simulated["probe"]["slope"]  # b_sim per layer (index = layer - 1)
-
-    def carries(slope, floor, layer):
-        return (slope >= min_slope_ratio * reference[layer - 1]) & (slope > floor_multiple * floor)
-
-    def check(run):
-        arrays = scores(run)
-        index, found = _layer_index(arrays), slopes_with_floor(arrays, min_query)
-        rows = {}
-        for layer in layers:
-            slope, floor = found["slope"][index[layer]], found["floor"][index[layer]]
-            heads = carries(slope, floor, layer)
-            rows[str(layer)] = {"slopes": _floats(slope), "floors": _floats(floor),
-                                "slope_ratio_to_simulation": _floats(slope / reference[layer - 1]),
-                                "heads_carrying": int(heads.sum()), "heads": len(heads),
-                                "share": float(heads.mean()), "holds": bool(heads.mean() >= min_head_share)}
-        holding = sum(row["holds"] for row in rows.values())
-        return {"passed": holding >= min_layers, "layers_holding": holding, "layers": rows,
-                "noise_floor_median": float(np.median([f for row in rows.values() for f in row["floors"]]))}
+    settings = {"reference": reference, "layers": layers, "min_query": min_query, "min_slope_ratio": min_slope_ratio,
+                "floor_multiple": floor_multiple, "min_head_share": min_head_share, "min_layers": min_layers,
+                "min_resolvable_slope_ratio": min_resolvable_slope_ratio}
 
     models = {}
     for model, pair in runs.items():
-        probe, no_mask = check(pair["probe"]), check(pair["no_mask"])
-        models[model] = {"passed": probe["passed"] and not no_mask["passed"], "probe": probe, "no_mask": no_mask}
+        probe, no_mask = (mask_part_check(scores(run), sequences=metadata(run)["sequences"], **settings)
+                          for run in (pair["probe"], pair["no_mask"]))
+        for check in (probe, no_mask):
+            check["outcome"] = part_outcome(check)
+        models[model] = {"passed": probe["passed"] and not no_mask["passed"], "probe": probe, "no_mask": no_mask,
+                         "preconditions": {"power": probe_and_control_decided(("probe", probe), ("no_mask", no_mask))}}
+        models[model]["outcome"] = part_outcome(models[model])
 
     def simulation_check(role):
         found = simulated[role]
         rows = {str(layer): {"slope": float(found["slope"][layer - 1]), "floor": float(found["floor"][layer - 1]),
-                             "holds": bool(carries(found["slope"][layer - 1], found["floor"][layer - 1], layer))}
+                             "holds": bool(found["slope"][layer - 1] >= min_slope_ratio * reference[layer - 1]
+                                           and found["slope"][layer - 1] > floor_multiple * found["floor"][layer - 1])}
                 for layer in layers}
         return {"passed": all(row["holds"] for row in rows.values()), "layers": rows}
 
@@ -85,17 +130,20 @@ def claim_c6(scores, runs: dict, simulation_runs: dict, layers, min_query: int, 
     controls = {f"{model} without the mask": {"passed": m["no_mask"]["passed"]} for model, m in models.items()}
     controls["simulation without the mask"] = {"passed": simulation["no_mask"]["passed"]}
     return {
-        "statement": "The causal mask ties each query's softmax normaliser to its position: per head, log Z grows with "
-        "log(i + 1) as the parameter-free causal simulation's does.",
-        "threshold": f"a head carries the mask's position when its log-Z slope (queries >= {min_query}) is >= "
+        "statement": "The causal mask ties each query's softmax normaliser to its position: per head, log Z with the "
+        "query offset a(i) removed grows with log(i + 1) as the parameter-free causal simulation's does.",
+        "threshold": f"a head carries the mask's position when its slope of log Z - a(i) (queries >= {min_query}) is >= "
         f"{min_slope_ratio} x the simulation's in the same layer and > {floor_multiple:g} x its split-half floor; "
         f">= {min_head_share:.0%} of the heads in >= {min_layers} of layers {list(layers)}, in every LLM; the simulation "
-        "is above its floor in every checked layer; every no-mask run fails the same check",
+        "is above its floor in every checked layer; every no-mask run fails the same check; decided where the floors "
+        f"could see a head at {min_resolvable_slope_ratio:g} x the simulation's slope (else UNDECIDED)",
         "measured": {"models": models, "simulation": simulation, "min_query": min_query,
                      "min_slope_ratio": min_slope_ratio},  # the figure draws the threshold from it
         "controls": controls,
         "noise_floor": {"what": "split-half |b_A - b_B| of each head's slope (median over the checked heads)",
                         **{model: m["probe"]["noise_floor_median"] for model, m in models.items()}},
+        "preconditions": {"models_decided": decided_by_parts(
+            models, "model", fails_anyway=simulation["no_mask"]["passed"] or not simulation["probe"]["passed"])},
         "passed": all(m["passed"] for m in models.values()) and simulation["probe"]["passed"]
         and not simulation["no_mask"]["passed"],
     }
@@ -356,24 +404,25 @@ def claim_c8b(scores, metadata, runs: dict, simulation_runs: dict, min_query: in
         "noise_floor": {"what": "mean split-half |b_A - b_B| over heads, per layer",
                         **{check["model"]: {layer: row["floor"] for layer, row in check["layers"].items()}
                            for check in checks.values()}},
-        "preconditions": {"decided": window_decided(sliding, control)},
+        # C8b passes when the sliding-window model passes its check and the control fails the same.
+        "preconditions": {"decided": probe_and_control_decided((sliding["model"], sliding), (control["model"], control))},
         "passed": sliding["passed"] and not control["passed"],
     }
 
 
-def window_decided(sliding: dict, control: dict) -> dict:
-    """C8b passes when the sliding-window model passes its check and the control fails the same: decided when
-    both checks are, or when either already fails the claim (the sliding model decided to fail, the control
-    decided to pass)."""
-    undecided = [check["model"] for check in (sliding, control) if check["outcome"] == "UNDECIDED"]
-    fails = sliding["outcome"] == "FAIL" or control["outcome"] == "PASS"
-    would = "; ".join(f"{check['model']}: {check['preconditions']['power']['would_decide']}"
-                      for check in (sliding, control) if check["outcome"] == "UNDECIDED")
+def probe_and_control_decided(probe: tuple[str, dict], control: tuple[str, dict]) -> dict:
+    """The precondition of a verdict that needs its probe to pass and its control to fail, each ``(name, check)``
+    with the check's ``outcome``: decided when both checks are, or when either already fails it (the probe
+    decided to fail, the control decided to pass)."""
+    undecided = [(name, check) for name, check in (probe, control) if check["outcome"] == "UNDECIDED"]
+    fails = probe[1]["outcome"] == "FAIL" or control[1]["outcome"] == "PASS"
+    would = "; ".join(f"{name}: {check['preconditions']['power']['would_decide']}" for name, check in undecided)
+    names = [name for name, _ in undecided]
     return precondition(not undecided or fails,
-                        f"undecided: {', '.join(undecided)}" + ("; decided anyway, as the other check fails the claim"
-                                                                if undecided and fails else "")
+                        f"undecided: {', '.join(names)}" + ("; decided anyway, as the other check fails the claim"
+                                                            if undecided and fails else "")
                         if undecided else "both checks are decided", would or "nothing: it is decided",
-                        undecided=undecided)
+                        undecided=names)
 
 
 # --- C9 ---------------------------------------------------------------------------------------
@@ -479,7 +528,7 @@ def decide(metrics: dict, settings: dict, patching: dict, scores, metadata, scor
     identity_gaps = {model: {name: score_gap(*pair) for name, pair in pairs.items()}
                      for model, pairs in runs["identity"].items()}
     return {
-        "C6": claim_c6(scores, runs["C6"], runs["C6_simulation"], **claims["C6"]),
+        "C6": claim_c6(scores, metadata, runs["C6"], runs["C6_simulation"], **claims["C6"]),
         "C7": claim_c7(metrics, runs["C7"], identity_gaps, **claims["C7"]),
         "C8a": claim_c8a(metrics, runs["ntk"], runs["simulation_ntk"], **claims["C8"]),
         "C8b": claim_c8b(scores, metadata, runs["window"], runs["simulation_window"], **claims["C8"]),

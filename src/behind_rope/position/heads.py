@@ -6,8 +6,10 @@ keys it sees) and the mean attention paid to key 0, for all sequences and for tw
 
 - **The mask's part (C6).** Under the causal mask query i sees i + 1 keys, so with equal scores
   log Z(i) = log(i + 1) + const: the slope of log Z against log(i + 1) is 1.  Our measure is that
-  slope per head, fitted by least squares over queries i >= ``min_query``; a head that puts its
-  weight on one key (a sink) has a slope near 0, and without the mask every query sees the same keys.
+  slope per head, fitted by least squares over queries i >= ``min_query``, of log Z(i) - a(i): a(i), the
+  query offset of the decomposition (behind_rope.maths.decompose), shifts all of query i's scores alike,
+  so the softmax cannot see it, yet it moves log Z one for one.  A head that puts its weight on one key
+  (a sink) has a slope near 0, and without the mask every query sees the same keys.
 - **Beyond a sliding window (C8b).** At queries past the window every query of a sliding-window
   layer sees the same number of keys, so the mask can no longer make log Z depend on i; what is left
   comes from the states themselves (the residual stream).
@@ -37,6 +39,32 @@ def slopes_with_floor(arrays: dict, min_query: int, key: str = "log_z") -> dict[
     slopes = {name: log_z_slopes(np.asarray(arrays[name]), min_query) for name in (key, f"{key}_half_a", f"{key}_half_b")}
     return {"slope": slopes[key], "halves": np.stack([slopes[f"{key}_half_a"], slopes[f"{key}_half_b"]]),
             "floor": np.abs(slopes[f"{key}_half_a"] - slopes[f"{key}_half_b"])}
+
+
+HALVES = ("", "_half_a", "_half_b")  # the mean over all sequences, and each half's
+
+
+def visible_log_z(arrays: dict) -> dict[str, np.ndarray]:
+    """log Z(i) - a(i), the part of the log-normaliser the softmax sees, for the mean and both halves
+    (``log_z_visible``, ``log_z_visible_half_a``, ``log_z_visible_half_b``).
+
+    Subtracting a(i) is exact per sequence: a constant added to one query's scores moves its log Z and
+    its fitted a(i) alike.  Since the fit is linear, the mean over sequences of log Z - a is the mean
+    log Z minus the a(i) of the mean scores.  A score run recorded with ``query_offsets`` has each head's
+    a(i); a run with one matrix per layer (the parameter-free simulation) has it fitted here, to its
+    mean score matrices.
+    """
+    if "query_offset" in arrays:
+        offsets = {half: np.asarray(arrays[f"query_offset{half}"]) for half in HALVES}
+    elif np.asarray(arrays["log_z"]).ndim == np.asarray(arrays["mean_scores"]).ndim - 1:
+        from behind_rope.maths.decompose import decompose
+
+        offsets = {half: decompose(arrays[matrix]).query_offset
+                   for half, matrix in zip(HALVES, ("mean_scores", "half_a", "half_b"), strict=True)}
+    else:
+        raise KeyError("this score file has per-head log Z but no query offsets: record it with query_offsets "
+                       "(llm.inputs.<set>.query_offsets)")
+    return {f"log_z_visible{half}": np.asarray(arrays[f"log_z{half}"]) - offsets[half] for half in HALVES}
 
 
 def sink_attention(sink: np.ndarray, from_query: int) -> np.ndarray:
