@@ -124,7 +124,7 @@ def test_per_head_log_z_and_sink_match_the_raw_scores(causal):
 
 @pytest.mark.parametrize("causal", [True, False])
 def test_query_offsets_are_the_decomposition_of_each_heads_mean_scores(causal):
-    from behind_rope.llm.extract import record_scores
+    from behind_rope.capture.scores import record_scores
     from behind_rope.maths.decompose import decompose
 
     model = tiny_model("llama")

@@ -25,7 +25,7 @@ def run_without_collector(argv=None) -> None:
 
     Importing torch and transformers makes some 350,000 objects that the cyclic collector tracks; it
     would walk them again and again while they load, and once more at exit: about a third of the CPU
-    time a step that loads a model spends before its first token (``benchmarks/collector.py``).  The
+    time a step that loads a model spends before its first token (docs/performance.md).  The
     steps' loops make no cyclic garbage (tests/test_train.py and tests/test_extract.py check the
     training loop and the score capture), so nothing piles up; memory is still freed as soon as
     nothing refers to it.  What exists at the end is frozen, so that the exit does not walk it either.

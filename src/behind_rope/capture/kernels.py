@@ -2,7 +2,7 @@
 
 PyTorch's CPU build computes a float32 ``nn.Linear`` with MKL's sgemm, which on this project's AMD hosts
 reaches about 0.8 of what oneDNN (also in every PyTorch CPU build) reaches on the same products once
-a weight is packed in its blocked layout (``benchmarks/onednn_linear.py``, side by side).  The score
+a weight is packed in its blocked layout (measured side by side: docs/performance.md).  The score
 runs and the patching spend most of their time in these products.  The arithmetic is the same:
 float32 products summed in float32, in another order, so the results agree to float32 rounding, as
 another CPU's kernels would; a row's result does not depend on the other rows of the batch.

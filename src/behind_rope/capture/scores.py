@@ -199,7 +199,7 @@ def _scores_attention(module, query, key, value, attention_mask, scaling=None, d
         recorder.add(module.layer_idx, query, key, scaling, allowed, lower_triangular=lower_triangular)
     if allowed is not None and is_plain_causal(allowed):
         # Told the mask is causal, the fused kernel skips the blocks above the diagonal: on the CPU the
-        # same output bit for bit, and a score run's CPU time 0.94 of the masked kernel's (benchmarks/reuse.py).
+        # same output bit for bit, and a score run's CPU time 0.94 of the masked kernel's (docs/performance.md).
         output = torch.nn.functional.scaled_dot_product_attention(query, key, value, is_causal=True, scale=scaling)
     elif lower_triangular:  # a sliding window: the kernel would compute every key the mask hides
         output = attend_in_blocks(query, key, value, allowed, scaling)
@@ -231,7 +231,7 @@ def attend_in_blocks(query, key, value, allowed: torch.Tensor, scaling: float, r
 def skips_hidden_keys(device: torch.device) -> bool:
     """Whether the capture on ``device`` computes in blocks that skip the keys a causal mask hides.
 
-    On a CPU the products are the time, and the blocks skip about half of them (benchmarks/reuse.py: a
+    On a CPU the products are the time, and the blocks skip about half of them (docs/performance.md: a
     per-head run 0.58 of the CPU time).  On a GPU the products are cheap, and what the blocks add costs
     as much as they save or more: their many small launches and the host's reads of the mask
     (benchmarks/gpu_path.py on an H200, against one product over the whole matrix: 1.1 to 1.6 times its time in

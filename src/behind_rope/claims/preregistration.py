@@ -60,7 +60,7 @@ def criterion_commits(root: Path, paths_by_claim: dict[str, list[str]], files=CO
     tell (no repository, no git, no value anywhere).  Snakemake calls this on every parse of the workflow,
     so it runs two git processes whatever the length of the history: one log, one cat-file --batch.
     ``kept``: a JSON file that keeps each version's parsed YAML for the next call, by git object id (parsing
-    every version again took most of this function's time: benchmarks/parse_time.py).
+    every version again took most of this function's time, docs/performance.md).
     """
     root = Path(root)
     try:
@@ -119,7 +119,7 @@ def history_cells(row: dict) -> list[str]:
 
 
 def history_markdown(rows) -> str:
-    """The history as a Markdown table (docs/results.md), one row per change."""
+    """The history as a Markdown table (docs/criteria.md), one row per change."""
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for row in rows:
         lines.append("| " + " | ".join(_markdown_cell(cell) for cell in _cells(row)) + " |")

@@ -8,7 +8,7 @@ script, then every ``behind_rope`` module those import, transitively.  Editing a
 imports reruns the step; editing any other module reruns nothing.
 
 Finding the imports parses some 60 modules: inside Snakemake's process, about a second of a no-op
-rerun's three to four (benchmarks/code_digests.py).  So the digests are kept in
+rerun's three to four (docs/performance.md).  So the digests are kept in
 ``.snakemake/behind_rope_code_digests.json``, beside Snakemake's own records, under a fingerprint of
 every module of the package (and a script's own bytes): any edit of the package makes every digest
 be worked out again, as without the file.

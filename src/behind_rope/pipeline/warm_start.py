@@ -2,7 +2,7 @@
 transformers already, instead of importing them again.
 
 Importing them costs each step that loads a model about 3 CPU seconds before its first token, and a
-cold default run starts some 120 such steps (docs/results.md, "Warm starts").  The Snakefile starts
+cold default run starts some 120 such steps (docs/performance.md).  The Snakefile starts
 one server per local run (:func:`start`); ``python -m behind_rope <step>`` asks it for a fork
 (:func:`delegate`), which takes the job's arguments, working directory, environment and standard
 streams, runs the step, and hands its exit status back to the job.
