@@ -5,6 +5,8 @@ at the top (a deferred import is still a dependency: it only hides a cycle until
 import ast
 from pathlib import Path
 
+from test_gates import import_cycle
+
 from conftest import ROOT
 
 PACKAGE = ROOT / "src" / "behind_rope"
@@ -106,19 +108,7 @@ def package_cycle(edges) -> list[str] | None:
     for source, target in edges:
         graph.setdefault(source, set()).add(target)
         graph.setdefault(target, set())
-    state: dict[str, str] = {}  # "open" while on the current path, "done" once every path from it is searched
-
-    def visit(name, path):
-        state[name] = "open"
-        for target in sorted(graph[name]):
-            if state.get(target) == "open":
-                return [*path[path.index(target):], target]
-            if target not in state and (found := visit(target, [*path, target])):
-                return found
-        state[name] = "done"
-        return None
-
-    return next((found for name in sorted(graph) if name not in state and (found := visit(name, [name]))), None)
+    return import_cycle(graph)
 
 
 def test_no_package_imports_a_later_stage():

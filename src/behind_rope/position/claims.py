@@ -43,6 +43,13 @@ def _floats(values) -> list[float]:
     return [float(v) for v in np.asarray(values).ravel()]
 
 
+def sequences_to_resolve(sequences: int, floors, resolvable: float, floor_multiple: float) -> int:
+    """The sequences at which ``floor_multiple`` x every one of ``floors`` would be at most ``resolvable``, a floor
+    falling as one over the root of the sequences; never fewer than ``sequences``."""
+    # rounded before the ceiling, so that a float's last bit does not add a sequence
+    return math.ceil(round(max(sequences, *(sequences * (floor_multiple * f / resolvable) ** 2 for f in floors)), 6))
+
+
 # --- C6 ---------------------------------------------------------------------------------------
 
 
@@ -81,10 +88,8 @@ def mask_part_check(arrays: dict, reference: np.ndarray, layers, min_query: int,
     undecided = [layer for layer, row in rows.items() if not row["decided"]]
     passed = holding >= min_layers
     resolvable = {layer: min_resolvable_slope_ratio * reference[int(layer) - 1] for layer in undecided}
-    # rounded before the ceiling, so that a float's last bit does not add a sequence
-    needed = (math.ceil(round(max(sequences * (floor_multiple * f / resolvable[layer]) ** 2
-                                  for layer in undecided for f in rows[layer]["unresolved_floors"]), 6))
-              if undecided and min(resolvable.values()) > 0 else None)
+    needed = (max(sequences_to_resolve(sequences, rows[layer]["unresolved_floors"], resolvable[layer], floor_multiple)
+                  for layer in undecided) if undecided and min(resolvable.values()) > 0 else None)
     power = precondition(
         passed or holding + len(undecided) < min_layers,
         f"{holding} of {len(rows)} layers hold and {len(undecided)} could still change (heads whose "
@@ -278,8 +283,7 @@ def fall_power(floor: float, magnitude: float, floor_multiple: float, min_resolv
     """Whether ``floor_multiple`` floors lie within ``min_resolvable_fall`` of ``magnitude`` (the smallest fall
     that counts), and the sequences at which they would."""
     resolvable = min_resolvable_fall * magnitude
-    # rounded before the ceiling, so that a float's last bit does not add a sequence
-    needed = math.ceil(round(sequences * max(1.0, (floor_multiple * floor / resolvable) ** 2), 6)) if resolvable > 0 else None
+    needed = sequences_to_resolve(sequences, [floor], resolvable, floor_multiple) if resolvable > 0 else None
     return precondition(
         floor_multiple * floor <= resolvable,
         f"{floor_multiple:g} floors = {floor_multiple * floor:.3g} against a fall of {min_resolvable_fall:.0%} of "
@@ -364,8 +368,7 @@ def slope_power(rows: list[dict], above: int, trend_holds: bool, floor_multiple:
     unresolved = sum(not row["value"] > floor_multiple * row["floor"] and floor_multiple * row["floor"] > min_resolvable_slope
                      for row in rows)
     floors = [row["floor"] for row in rows if row["floor"] == row["floor"]]  # an undefined slope has no floor
-    needed = (math.ceil(round(max(sequences, *(sequences * (floor_multiple * f / min_resolvable_slope) ** 2 for f in floors)), 6))
-              if floors else None)
+    needed = sequences_to_resolve(sequences, floors, min_resolvable_slope, floor_multiple) if floors else None
     bar = min_layer_share * len(rows)
     decided = not trend_holds or above > bar or above + unresolved <= bar
     return precondition(
