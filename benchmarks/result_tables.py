@@ -266,14 +266,15 @@ def position_table(claims: dict) -> str:
     """Claims C6-C9: per model, the numbers that decide them, with their controls and noise floors."""
     c6, c7, c8a, c8b, c9 = (claims[name]["measured"] for name in ("C6", "C7", "C8a", "C8b", "C9"))
     sinks = claims["C9"]["sink_head_counts"]
-    rows = ["| model | C6: heads carrying the mask's position, layers 2-4 (no mask) | C7: R'/R signed, by replacement "
-            "(floor) | C8a: fall of abs(R) / floor, by NTK factor | C9: sink heads by layer (from layer 1); in each "
+    rows = ["| model | C6: heads carrying the mask's position, layers 2-4 (no mask) | C7: key 0's signal size; rho "
+            "(remaining share, signed) by replacement, the deciding one's floor; R'/R of the old proxy | C8a: fall of abs(R) / floor, by NTK factor | C9: sink heads by layer (from layer 1); in each "
             "layer with sink heads, patch effect position 0 / middle / floor |", "|---|---|---|---|---|"]
     for model, c7_result in c7["models"].items():
         c6_result = c6["models"][model]
         carrying = " ".join(f"{row['heads_carrying']}/{row['heads']}" for row in c6_result["probe"]["layers"].values())
         no_mask = " ".join(f"{row['heads_carrying']}/{row['heads']}" for row in c6_result["no_mask"]["layers"].values())
         ratios = ", ".join(f"{name} {_number(effect['ratio'], '+.2f')}" for name, effect in c7_result["replacements"].items())
+        old_proxy = ", ".join(f"{_number(effect['first_key_ratio'], '+.2f')}" for effect in c7_result["replacements"].values())
         ntk = c8a["models"].get(model)
         falls = ", ".join(f"s={f}: {_number(row['first_key']['fall'], '+.2f')} / {_number(row['first_key']['floor'], '.2f')}"
                           for f, row in ntk["factors"].items()) + f" ({_verdict(ntk['passed'])})" if ntk else ""
@@ -283,8 +284,10 @@ def position_table(claims: dict) -> str:
             f" / {_number(row['floor'], '.1e')}" for layer, row in c9_result["position0"]["layers"].items()
             if row["sink_heads"]) or "no sink heads"
         counts = " ".join(str(count) for count in sinks[model].values())
-        rows.append(f"| {model} | {carrying}; {no_mask} ({_verdict(c6_result['passed'])}) | {ratios} "
-                    f"({_number(c7_result['noise_floor'], '.2f')}; {c7_result['role']}, {_verdict(c7_result['passed'])}) | "
+        rows.append(f"| {model} | {carrying}; {no_mask} ({_verdict(c6_result['passed'])}) | "
+                    f"{_number(c7_result['key0_signal']['size'], '.3g')}; {ratios} "
+                    f"({_number(c7_result['noise_floor'], '.3f')}; {c7_result['role']}, "
+                    f"{c7_result.get('outcome', _verdict(c7_result['passed']))}); R'/R {old_proxy} | "
                     f"{falls} | {counts}; {effects} ({_verdict(c9_result['passed'])}) |")
     simulation = c6["simulation"]
     rows += ["", "C6, simulation: log-Z slope by layer " + ", ".join(

@@ -134,7 +134,7 @@ def test_generated_phrases_follow_the_verdicts():
     assert paper_llm._above_or_below([-1.0, 2.0]) == r"from \ensuremath{-}1.00 to 2.00 above or below"
 
 
-def _position_claims(c7_after: float = 1.0, middle: float = 0.01) -> dict:
+def _position_claims(c7_after: float = 0.5, middle: float = 0.01) -> dict:
     """Claims C6-C9 decided on synthetic inputs (tests/test_position.py's), as results/claims.json holds them:
     models m (deciding C7) and x, a simulation s, a sliding-window model g and its control."""
     from test_position import C9_RULE, _c6, _c7, _metrics, _patching, _row, _window_run
@@ -148,7 +148,7 @@ def _position_claims(c7_after: float = 1.0, middle: float = 0.01) -> dict:
                "s/long": _window_run([0.3, 0.1, 0.4, 0.2, 0.3, 0.1], ["full_attention"] * 6)}
     claims = {
         "C6": _c6(no_mask_slope=0.0),
-        "C7": _c7({"bos_mean": c7_after, "late_mean": 1.9, "bos_identity": 2.0}),
+        "C7": _c7({"bos_mean": c7_after, "late_mean": 0.95, "bos_identity": 1.0}),
         "C8a": claim_c8a(metrics, {"m": {"1": "m/first", "2": "m.ntk2/first"}}, {"1": "s/ref", "2": "s/ntk2"},
                          layers=[2, 3, 4], floor_multiple=2.0, min_resolvable_fall=0.2),
         "C8b": claim_c8b(windows.get, lambda run: windows[run]["metadata"], {"sliding": "g/long", "no_window": "s/long"},
@@ -176,11 +176,13 @@ def test_the_position_sentences_follow_the_verdicts():
     assert values["position.stances"].startswith("Our models support the reading's statements that the causal mask")
     assert "contradict" not in values["position.stances"]
 
-    claims = _position_claims(c7_after=-1.0, middle=0.5)  # the replacement flips the sign; the middle patch reads too
+    claims = _position_claims(c7_after=1.5, middle=0.5)  # the replacement strengthens the signal; the middle patch reads too
     values = paper_position.position_values(claims, settings)
     assert not claims["C7"]["passed"] and not claims["C9"]["passed"]
-    assert values["c7.stance"] == "contradicted" and "sign around" in values["c7.stance_reason"]
-    assert values["c7.removed"] == "nothing (the component changes sign)" and values["c7.sign_flipped"] == r"\texttt{m}"
+    assert values["c7.stance"] == "contradicted" and "strengthens" in values["c7.stance_reason"]
+    assert values["c7.removed"] == r"\ensuremath{-}50\,\% (the signal grows)"
+    turned = _position_claims(c7_after=-0.5)  # turned around: more than all of it removed, which is a cut
+    assert turned["C7"]["passed"] and paper_position.position_values(turned, settings)["c7.sign_flipped"] == r"\texttt{m}"
     assert values["c9.stance"] == "undecided" and values["c9.middle_passing"] == r"\texttt{m}"
     assert r"They contradict the statement that replacing the BOS embedding cuts" in values["position.stances"]
     assert r"cannot decide the statement that position~0 evolves" in values["position.stances"]

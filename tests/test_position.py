@@ -8,8 +8,9 @@ import torch
 
 from behind_rope.maths import position_sources as position
 from behind_rope.maths.rope_base import ntk_theta
+from behind_rope.position import claims as claims_module
 from behind_rope.position import heads
-from behind_rope.position.claims import claim_c6, claim_c7, claim_c8a, claim_c8b, claim_c9, replacement_effect
+from behind_rope.position.claims import claim_c6, claim_c7, claim_c8a, claim_c8b, claim_c9
 from conftest import default_measures
 from test_extract import tiny_model
 
@@ -144,6 +145,35 @@ def test_query_offsets_are_the_decomposition_of_each_heads_mean_scores(causal):
     np.testing.assert_allclose(visible[:, 2:], np.mean(per_sequence, 0)[:, 2:], rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="need per_head"):
         record_scores(model, [tokens], range(2), query_offsets=True)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_value_paths_are_the_layers_own_attention_output_and_key_0s_part_of_it(causal):
+    from behind_rope.capture.scores import record_scores, repeat_kv
+
+    model = tiny_model("llama")
+    attention = model.model.layers[0].self_attn
+    seen = {}
+    hooks = [attention.o_proj.register_forward_pre_hook(lambda _m, args: seen.setdefault("out", []).append(args[0])),
+             attention.v_proj.register_forward_hook(lambda _m, _a, out: seen.setdefault("v", []).append(out))]
+    tokens = torch.randint(0, 64, (5, 30), generator=torch.Generator().manual_seed(0))
+    recorder = record_scores(model, tokens.split(2), range(2), causal=causal, keep_raw=True, value_paths=True)
+    for hook in hooks:
+        hook.remove()
+    arrays = recorder.result()
+    early = 30 // 10 + 1
+    output = torch.cat(seen["out"]).double()[:, :early]  # (sequences, queries, heads x head_dim)
+    np.testing.assert_allclose(arrays["attention_path"][0], output.mean(0).numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(arrays["attention_path_half_b"][0], output[1::2].mean(0).numpy(), rtol=1e-5, atol=1e-6)
+    heads, kv_heads = model.config.num_attention_heads, model.config.num_key_value_heads
+    values = torch.cat(seen["v"]).double().unflatten(-1, (kv_heads, -1)).transpose(1, 2)
+    values = repeat_kv(values, heads)  # (sequences, heads, S, head_dim)
+    weights = torch.softmax(torch.nan_to_num(torch.cat(recorder.raw[0]).double(), nan=-torch.inf), -1)
+    key0 = (weights[:, :, :early, :1] * values[:, :, :1]).transpose(1, 2).flatten(2)
+    np.testing.assert_allclose(arrays["key0_path"][0], key0.mean(0).numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(arrays["key0_path_half_a"][0], key0[0::2].mean(0).numpy(), rtol=1e-5, atol=1e-6)
+    if causal:  # query 0 sees key 0 only: all of its output is key 0's
+        np.testing.assert_allclose(arrays["key0_path"][:, 0], arrays["attention_path"][:, 0], rtol=1e-5, atol=1e-6)
 
 
 def test_a_query_offset_moves_log_z_but_not_the_part_the_softmax_sees():
@@ -322,42 +352,81 @@ def _row(first=1.0, mask=0.5, halves=0.01, layer_type=None):
     return row | ({"layer_type": layer_type} if layer_type else {})
 
 
-def test_a_sign_flip_is_not_a_removal():
-    original = {"mean": 2.0, "halves": [2.1, 1.9]}
-    flipped = replacement_effect(original, {"mean": -1.0, "halves": [-1.1, -0.9]}, 0.2, 0.2, 2.0)
-    assert flipped["sign_flipped"] and not flipped["removes"] and flipped["fraction_removed"] is None
-    halved = replacement_effect(original, {"mean": 1.0, "halves": [1.05, 0.95]}, 0.2, 0.2, 2.0)
-    assert halved["removes"] and halved["fraction_removed"] == pytest.approx(0.5)
-    within_noise = replacement_effect(original, {"mean": 1.5, "halves": [1.55, 1.45]}, 0.4, 0.2, 2.0)
-    assert not within_noise["removes"]  # 25 % removed, but the change (0.5) is under two floors (0.8)
+def _paths(share: float = 1.0, spread: float = 0.0, seed: int = 0) -> dict:
+    """A score file's value paths: key 0's signal (a ramp over the early queries, in a fixed direction, plus a
+    pattern of its own) scaled by ``share``, its halves by ``share`` +- ``spread``."""
+    rng = np.random.default_rng(seed)
+    base = np.linspace(0, 1, 26)[None, :, None] * np.ones((4, 26, 6)) + 0.1 * np.random.default_rng(99).normal(size=(4, 26, 6))
+    arrays = {"layers": np.arange(1, 5), "key0_path": share * base, "attention_path": 2 * base + 0.01 * rng.normal(size=base.shape)}
+    for half, sign in (("_half_a", 1), ("_half_b", -1)):
+        arrays[f"key0_path{half}"] = (share + sign * spread) * base
+        arrays[f"attention_path{half}"] = arrays["attention_path"]
+    return arrays
 
 
-def _c7(first_key_after: dict, decided_by="m"):
-    runs = {model: {"original": f"{model}/orig", **{name: f"{model}.{name}/orig" for name in first_key_after}}
+def _c7(shares: dict, decided_by="m", spread: float = 0.02, sequences: int = 16):
+    runs = {model: {"original": f"{model}/orig", **{name: f"{model}.{name}/orig" for name in shares}}
             for model in ("m", "x")}
-    metrics = {f"{model}/orig": _metrics([_row(first=2.0)] * 4) for model in ("m", "x")}
-    metrics |= {f"{model}.{name}/orig": _metrics([_row(first=value if model == "m" else 2.0)] * 4)
-                for name, value in first_key_after.items() for model in ("m", "x")}
-    return claim_c7(metrics, runs, {"m": {}, "x": {}}, layers=[2, 3, 4], replacement="bos_mean", decided_by=decided_by,
+    files = {f"{model}/orig": _paths() for model in ("m", "x")}
+    files |= {f"{model}.{name}/orig": _paths(share if model == "m" else 1.0, spread if model == "m" else 0.0)
+              for name, share in shares.items() for model in ("m", "x")}
+    metrics = {run: _metrics([_row(first=2.0)] * 4) for run in files}
+    return claim_c7(files.get, lambda run: {"sequences": sequences}, metrics, runs, {"m": {}, "x": {}},
+                    layers=[2, 3, 4], replacement="bos_mean", decided_by=decided_by,
                     control_replacements=["late_mean", "bos_identity"], recorded_replacements=[],
-                    min_fraction_removed=0.2, floor_multiple=2.0, reading_fraction=0.4)
+                    min_fraction_removed=0.2, floor_multiple=2.0, min_resolvable_fraction=0.2, reading_fraction=0.4)
 
 
-def test_c7_is_decided_by_its_model_signed_and_its_controls_must_fail():
-    assert _c7({"bos_mean": 1.0, "late_mean": 1.9, "bos_identity": 2.0})["passed"]
-    assert not _c7({"bos_mean": 1.0, "late_mean": 1.9, "bos_identity": 2.0}, decided_by="x")["passed"]  # x removes nothing
-    assert not _c7({"bos_mean": -1.0, "late_mean": 1.9, "bos_identity": 2.0})["passed"]  # a sign flip
-    assert not _c7({"bos_mean": 1.9, "late_mean": 1.9, "bos_identity": 2.0})["passed"]   # too little removed
-    failed = _c7({"bos_mean": 1.0, "late_mean": 1.0, "bos_identity": 2.0})               # the later swap does the same
+def test_the_remaining_share_of_key_0s_signal_is_signed_and_has_its_floor_from_the_halves():
+    original = {half: claims_module.key0_signal(_paths(), [2, 3, 4], half) for half in ("", "_half_a", "_half_b")}
+
+    def effect(share, spread=0.02):
+        changed = {half: claims_module.key0_signal(_paths(share, spread), [2, 3, 4], half) for half in original}
+        return claims_module.replacement_effect(original, changed, 0.2, 2.0, 0.2, 16)
+
+    halved = effect(0.5)
+    assert halved["ratio"] == pytest.approx(0.5) and halved["ratio_halves"] == pytest.approx([0.52, 0.48])
+    assert halved["floor"] == pytest.approx(0.04) and halved["fraction_removed"] == pytest.approx(0.5)
+    assert halved["removes"] and not halved["sign_flipped"] and halved["preconditions"]["power"]["passed"]
+    reversed_ = effect(-0.5)  # turned around: more than all of it removed
+    assert reversed_["sign_flipped"] and reversed_["removes"] and reversed_["fraction_removed"] == pytest.approx(1.5)
+    assert not effect(0.9)["removes"]  # 10 % removed: less than the criterion asks
+    assert not effect(0.7, spread=0.1)["removes"]  # 30 % removed, but within 2 floors (0.4)
+    unpowered = effect(0.7, spread=0.1)["preconditions"]["power"]
+    assert not unpowered["passed"] and unpowered["sequences_to_resolve"] == 64  # 16 x (0.4 / 0.2)^2
+    # A signal that is only a constant over the early queries carries no position: nothing to keep.
+    flat = claims_module.key0_signal({"layers": np.arange(1, 3), "key0_path": np.ones((2, 26, 3))}, [1, 2])
+    assert np.allclose(flat, 0)
+
+
+def test_c7_is_decided_by_its_model_and_its_controls_must_fail():
+    passing = _c7({"bos_mean": 0.5, "late_mean": 0.95, "bos_identity": 1.0})
+    assert passing["passed"] and passing["preconditions"]["power"]["passed"]
+    assert passing["measured"]["models"]["m"]["outcome"] == "PASS"
+    assert passing["measured"]["models"]["m"]["replacements"]["bos_mean"]["first_key_ratio"] == pytest.approx(1.0)
+    assert not _c7({"bos_mean": 0.5, "late_mean": 0.95, "bos_identity": 1.0}, decided_by="x")["passed"]  # x keeps it all
+    assert not _c7({"bos_mean": 0.9, "late_mean": 0.95, "bos_identity": 1.0})["passed"]   # too little removed
+    failed = _c7({"bos_mean": 0.5, "late_mean": 0.5, "bos_identity": 1.0})               # the later swap does the same
     assert not failed["passed"] and failed["controls"]["late_mean"]["passed"]
+    identity = _c7({"bos_mean": 1.0, "late_mean": 1.0, "bos_identity": 1.0}, spread=0.0)  # nothing changes: a control
+    assert not identity["passed"] and not identity["controls"]["bos_identity"]["passed"]
 
 
-def test_a_band_with_a_sign_flip_reports_no_fraction_removed():
-    bands = _c7({"bos_mean": 1.0, "bos_random0": 1.5, "bos_random1": -0.5, "bos_random2": 1.0,
-                 "late_mean": 1.9, "bos_identity": 2.0})["measured"]["models"]["m"]["bands"]
+def test_c7_is_undecided_when_its_floors_could_hide_the_smallest_removal():
+    from behind_rope.claims.outcome import settle
+
+    noisy = settle(_c7({"bos_mean": 0.9, "late_mean": 0.95, "bos_identity": 1.0}, spread=0.1))
+    assert noisy["outcome"] == "UNDECIDED" and noisy["undecided"]["preconditions_unmet"] == ["power"]
+    assert "about 64 sequences" in noisy["undecided"]["would_decide"]
+    assert settle(_c7({"bos_mean": 0.9, "late_mean": 0.95, "bos_identity": 1.0}))["outcome"] == "FAIL"
+
+
+def test_a_band_of_seeded_replacements_keeps_its_fractions_and_counts_its_reversals():
+    bands = _c7({"bos_mean": 0.5, "bos_random0": 0.25, "bos_random1": -0.5, "bos_random2": 0.5,
+                 "late_mean": 0.95, "bos_identity": 1.0})["measured"]["models"]["m"]["bands"]
     assert bands["bos_random"]["members"] == ["bos_random0", "bos_random1", "bos_random2"]
-    assert bands["bos_random"]["ratio_band"] == pytest.approx([-0.25, 0.75]) and bands["bos_random"]["sign_flips"] == 1
-    assert bands["bos_random"]["fraction_removed_band"] is None  # not 1.25 removed: the component changed sign
+    assert bands["bos_random"]["ratio_band"] == pytest.approx([-0.5, 0.5]) and bands["bos_random"]["sign_flips"] == 1
+    assert bands["bos_random"]["fraction_removed_band"] == pytest.approx([0.5, 1.5])
     assert bands["bos_mean"]["fraction_removed_band"] == pytest.approx([0.5, 0.5])
 
 

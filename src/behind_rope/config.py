@@ -113,6 +113,8 @@ class TokenSet:
     # with per_head, also each head's query offset a(i), the part of log Z the softmax cannot see (claim C6);
     # it keeps an S x S matrix per head and layer while it runs, so it is meant for short sets
     query_offsets: bool = False
+    # also the early queries' attention outputs and key 0's part of them (claim C7)
+    value_paths: bool = False
     # the models whose runs read it, of those in llm.models (default: every one); the inputs step draws
     # every set for every model all the same, as tokenizing costs next to nothing
     models: list[str] | None = None

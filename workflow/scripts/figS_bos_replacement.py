@@ -8,15 +8,15 @@
 # ---
 
 # %% [markdown]
-# # BOS replacement, signed, against its controls (claim C7)
+# # BOS replacement against its controls (claim C7)
 #
-# For each model (the deciding model first, the others exploratory), the signed ratio R'/R of the
-# first-key (residual-stream) component at early queries (mean over the checked layers) after and before
-# the position-0 embedding is replaced before the forward pass, one point per replacement with a bar over
-# the ratios of its two halves; the random replacements that differ only in their seed are drawn together
-# as one band (their range) with a point per seed.  Filled: the replacement removes the component by the
-# claim's rule; hollow: it does not.  Lines: 1 (nothing removed), 1 minus the reading's fraction (what the
-# reading reports) and 0 (below it the sign flipped, never a removal).  Read from
+# For each model (the deciding model first, the others exploratory), the remaining share rho of key 0's
+# positional signal at the early queries (what its value carries into their attention outputs, over the
+# checked layers) after the position-0 embedding is replaced before the forward pass, one point per
+# replacement with a bar over the shares of its two halves; the random replacements that differ only in
+# their seed are drawn together as one band (their range) with a point per seed.  Filled: the replacement
+# removes the signal by the claim's rule; hollow: it does not.  Lines: 1 (nothing removed), 1 minus the
+# reading's fraction (what the reading reports) and 0 (all of it removed; below, the signal turned around).  Read from
 # `results/claims/position.json` (C7).
 
 # %%
@@ -56,12 +56,12 @@ for ax, (model, result) in zip(axes[0], models, strict=True):
     labels = [f"{group}* ({len(band['members'])} seeds)" if len(band["members"]) > 1
               else group + (" (control)" if group in controls else "") for group, band in groups]
     ax.set_xticks(range(len(groups)), labels, rotation=45, ha="right")
-    style_panel(ax, f"{model}: {result['role']}", "", "signed ratio R'/R", legend=False)
+    style_panel(ax, f"{model}: {result['role']}", "", "remaining share rho", legend=False)
 handles = [Line2D([], [], color="C0", marker="o", lw=1, markersize=4, label="removes (bar: halves)"),
            Line2D([], [], color="C0", marker="o", mfc="white", lw=1, markersize=4, label="does not remove"),
            Line2D([], [], color="black", lw=0.8, label="1: nothing removed"),
            Line2D([], [], color="C2", lw=0.8, ls="--", label=f"the reading: {reading:.0%} removed"),
-           Line2D([], [], color="C3", lw=0.8, ls=":", label="0: below, the sign flipped")]
+           Line2D([], [], color="C3", lw=0.8, ls=":", label="0: all removed; below, turned around")]
 axes[0, -1].legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1))
 fig.tight_layout()
 save(fig, snakemake.output, snakemake.log)

@@ -42,12 +42,15 @@ class ScoreRecorder:
     sees) and the attention paid to key 0 (the sink), for the same halves.  With ``query_offsets`` (and
     ``per_head``) it also keeps each head's score sums, so that ``result`` gives each head's query offset
     a(i) (:func:`behind_rope.maths.decompose.decompose`), the part of log Z the softmax cannot see: an
-    S x S matrix per head and layer, so meant for short runs.  With ``keep_raw`` it also keeps every
-    per-sequence score tensor (for tests and the small Gram-matrix check only).
+    S x S matrix per head and layer, so meant for short runs.  With ``value_paths`` it also sums, for the
+    early queries 0 .. S/10 (where the first key is at least a tenth of every query's context), each query's
+    attention output over the concatenated heads (before the output projection) and the part of it that key
+    0's value carries, A[i, 0] v_0 (claim C7).  With ``keep_raw`` it also keeps every per-sequence score
+    tensor (for tests and the small Gram-matrix check only).
     """
 
     def __init__(self, layers: Iterable[int], keep_raw: bool = False, per_head: bool = False, stop: bool = True,
-                 query_offsets: bool = False):
+                 query_offsets: bool = False, value_paths: bool = False):
         if query_offsets and not per_head:
             raise ValueError("query_offsets are per head: they need per_head")
         self.layers = sorted(set(layers))
@@ -55,6 +58,8 @@ class ScoreRecorder:
         self.keep_raw = keep_raw
         self.per_head = per_head
         self.query_offsets = query_offsets
+        self.value_paths = value_paths
+        self.path_sums: dict[int, dict[str, torch.Tensor]] = {}  # (2, early queries, heads x head_dim), with value_paths
         self.head_scores: dict[int, torch.Tensor] = {}  # (2, heads, S, S) per layer, with query_offsets
         self.sums: dict[int, torch.Tensor] = {}
         self.counts: dict[int, torch.Tensor] = {}
@@ -65,8 +70,9 @@ class ScoreRecorder:
         self.block_rows = 32  # the fewest queries in a block of a causal run (smaller blocks, slower products)
 
     def add(self, layer: int, query: torch.Tensor, key: torch.Tensor, scaling: float,
-            allowed: torch.Tensor | None, lower_triangular: bool = False) -> None:
-        """Add one layer's scores ``query @ key^T * scaling`` (key GQA-expanded); ``allowed`` is its bool mask.
+            allowed: torch.Tensor | None, lower_triangular: bool = False, value: torch.Tensor | None = None) -> None:
+        """Add one layer's scores ``query @ key^T * scaling`` (key and value GQA-expanded); ``allowed`` is its
+        bool mask; ``value`` is needed with ``value_paths``.
 
         ``lower_triangular`` says the mask hides every key after its query (any causal mask, windowed
         or not): the scores are then computed in blocks of queries against only the keys up to the
@@ -114,6 +120,8 @@ class ScoreRecorder:
                 head_sum = torch.matmul(query_all[:, start:stop], key_all[:, :seen].transpose(1, 2)) * scaling
             head_sum.masked_fill_(hidden[:, start:stop, :seen], 0.0)
             self.sums[layer][:, start:stop, :seen] += torch.stack([head_sum[row].sum(0, dtype=torch.float64) for row in rows])
+        if self.value_paths:
+            self._add_value_paths(layer, query, key, value, scaling, allowed, rows)
         allowed = allowed[:, 0].expand(batch, queries, keys)
         if allowed.stride(0) == 0:  # one mask for the whole batch, as transformers makes it
             count_by_half = torch.stack([allowed[0].to(torch.float64) * (len(range(batch)[row]) * heads) for row in rows])
@@ -135,6 +143,26 @@ class ScoreRecorder:
             by_half = torch.stack([values[row].sum(0, dtype=torch.float64) for row in rows])
             sums[name] = sums[name] + by_half if name in sums else by_half
         counts = torch.tensor([len(range(len(log_z))[row]) for row in rows], dtype=torch.float64, device=log_z.device)
+        sums["count"] = sums["count"] + counts if "count" in sums else counts
+
+    def _add_value_paths(self, layer: int, query, key, value, scaling: float, allowed, rows) -> None:
+        """For the early queries, summed by half: the attention output and key 0's part of it, per head
+        concatenated (batch, queries, heads x head_dim), from the same scores and mask as the layer's own."""
+        if value is None:
+            raise ValueError("value_paths needs the layer's values")
+        early = query.shape[2] // 10 + 1
+        scores = torch.matmul(query[:, :, :early], key.transpose(2, 3)) * scaling
+        if allowed is not None:
+            scores = scores.masked_fill(allowed[:, :, :early].logical_not(), -torch.inf)
+        weights = torch.softmax(scores, dim=-1)
+        value = value.float()
+        paths = {"attention_path": torch.matmul(weights, value), "key0_path": weights[..., :1] * value[:, :, :1]}
+        sums = self.path_sums.setdefault(layer, {})
+        for name, path in paths.items():  # (batch, heads, queries, head_dim) -> (batch, queries, heads x head_dim)
+            path = path.transpose(1, 2).flatten(2)
+            by_half = torch.stack([path[row].sum(0, dtype=torch.float64) for row in rows])
+            sums[name] = sums[name] + by_half if name in sums else by_half
+        counts = torch.tensor([len(range(len(query))[row]) for row in rows], dtype=torch.float64, device=query.device)
         sums["count"] = sums["count"] + counts if "count" in sums else counts
 
     def result(self) -> dict[str, np.ndarray]:
@@ -165,6 +193,13 @@ class ScoreRecorder:
                 heads = [mean(pick(self.head_scores[layer]), pick(self.counts[layer])[None] / self.head_scores[layer].shape[1])
                          for layer in self.layers]
                 result[f"query_offset{name}"] = decompose(np.stack(heads)).query_offset
+        if self.value_paths:  # (layers, early queries, heads x head_dim), for all sequences and per half
+            for name in ("attention_path", "key0_path"):
+                sums = torch.stack([self.path_sums[layer][name] for layer in self.layers])  # (layers, 2, queries, width)
+                count = torch.stack([self.path_sums[layer]["count"] for layer in self.layers])[:, :, None, None]
+                result[name] = (sums.sum(1) / count.sum(1)).cpu().numpy()
+                result[f"{name}_half_a"] = (sums[:, 0] / count[:, 0]).cpu().numpy()
+                result[f"{name}_half_b"] = (sums[:, 1] / count[:, 1]).cpu().numpy()
         return result
 
 
@@ -196,7 +231,7 @@ def _scores_attention(module, query, key, value, attention_mask, scaling=None, d
     lower_triangular = allowed is not None and skips_hidden_keys(query.device) and hides_later_keys(allowed)
     recorder = _ACTIVE_RECORDER.get()
     if recorder is not None:
-        recorder.add(module.layer_idx, query, key, scaling, allowed, lower_triangular=lower_triangular)
+        recorder.add(module.layer_idx, query, key, scaling, allowed, lower_triangular=lower_triangular, value=value)
     if allowed is not None and is_plain_causal(allowed):
         # Told the mask is causal, the fused kernel skips the blocks above the diagonal: on the CPU the
         # same output bit for bit, and a score run's CPU time 0.94 of the masked kernel's (docs/performance.md).
@@ -286,17 +321,18 @@ def recording(recorder: ScoreRecorder):
 @torch.no_grad()
 def record_scores(model, batches: Iterable[torch.Tensor], layers: Iterable[int], causal: bool = True,
                   keep_raw: bool = False, progress=None, inputs_embeds=None, per_head: bool = False,
-                  query_offsets: bool = False) -> ScoreRecorder:
+                  query_offsets: bool = False, value_paths: bool = False) -> ScoreRecorder:
     """Run ``model`` over token batches and return the recorder holding the scores of ``layers`` (0-based).
 
     ``inputs_embeds``, a function of a token batch, feeds the model embeddings instead of tokens (an
     intervention on the input, e.g. :func:`behind_rope.llm.score_run.embedding_replacement`); ``per_head``
-    records log Z and the sink per head too, and ``query_offsets`` each head's query offset a(i)
-    (:class:`ScoreRecorder`).
+    records log Z and the sink per head too, ``query_offsets`` each head's query offset a(i), and ``value_paths``
+    the early queries' attention outputs and key 0's part of them (:class:`ScoreRecorder`).
     """
     model.set_attn_implementation(SCORES if causal else SCORES_NONCAUSAL)
     device = next(model.parameters()).device
-    recorder = ScoreRecorder(layers, keep_raw=keep_raw, per_head=per_head, query_offsets=query_offsets)
+    recorder = ScoreRecorder(layers, keep_raw=keep_raw, per_head=per_head, query_offsets=query_offsets,
+                             value_paths=value_paths)
     running = model.base_model.layers[: recorder.layers[-1] + 1]  # the pass stops in the last layer recorded
     with recording(recorder), onednn_linears(running):
         for batch in batches:

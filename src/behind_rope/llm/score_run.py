@@ -100,7 +100,8 @@ def score_run(settings: dict, tokens_path) -> tuple[dict[str, np.ndarray], dict]
               mininterval=2.0) as bar:
         recorder = record_scores(model, tokens.split(int(batch_size)), layers, causal=settings["causal"], progress=bar,
                                  inputs_embeds=inputs_embeds, per_head=settings.get("per_head", False),
-                                 query_offsets=settings.get("query_offsets", False))
+                                 query_offsets=settings.get("query_offsets", False),
+                                 value_paths=settings.get("value_paths", False))
     seconds = time.perf_counter() - started
     metadata = {
         "model": settings["model"], "kind": settings["kind"], "inputs": settings["inputs"], "causal": settings["causal"],

@@ -227,7 +227,8 @@ def claims_rows(claims: dict, values: dict[str, str], entries: dict) -> list[tup
               f"{values['c6.heads_carrying']} of {values['c6.heads']}; passes for {values['c6.models_passed']}, "
               f"fails for {values['c6.models_failed']}; no-mask runs passing: {values['c6.no_mask_passing']} "
               f"(Table~\\ref{{tab:position}})",
-        "C7": f"on {values['c7.decided_by']} (decides): $\\bar R'/\\bar R = {values['c7.ratio']}$, it removes "
+        "C7": f"on {values['c7.decided_by']} (decides): key~0's positional signal keeps $\\rho = {values['c7.ratio']}$, "
+              f"so it removes "
               f"{values['c7.removed']}; the reading: about {values['c7.reading']}; {values['c7.controls_outcome']}; identity replacement: "
               f"largest change {values['c7.identity_gap']} (Table~\\ref{{tab:position}})",
         "C8a": f"$|\\bar R|$ falls beyond the noise for {values['c8a.suppressed']} factors; the simulation (control) at "

@@ -156,19 +156,23 @@ def _c6_power(measured_models: dict) -> str:
 def _c7_stance(claim: dict, replacement: str) -> tuple[str, str]:
     measured = claim["measured"]
     decided = measured["decided_by"]
-    effect = measured["models"][decided]["replacements"][replacement]
+    result = measured["models"][decided]
+    effect = result["replacements"][replacement]
     controls = [name for name, control in claim["controls"].items() if control["passed"]]
     where = f"on {model_name(decided)}"
     if claim["passed"]:
         return SUPPORTED, f"{where} the replacement removes {signed_percent(effect['fraction_removed'])} of it"
+    if result.get("outcome") == "UNDECIDED":
+        return UNDECIDED, (f"{where} the noise could hide the smallest removal the claim counts; "
+                           f"{effect['preconditions']['power']['would_decide']} would decide it")
     if effect["removes"] and controls:
         return UNDECIDED, (f"{where} the control{'s' * (len(controls) > 1)} {listing(_texttt(c) for c in controls)} "
                            f"remove{'s' * (len(controls) == 1)} it too")
     if not effect["above_floor"]:
         return NOT_SHOWN, f"{where} the change the replacement makes is within the noise"
-    if effect["sign_flipped"]:
-        return CONTRADICTED, (f"{where} the replacement turns the component's sign around "
-                              f"($\\bar R'/\\bar R = {number(effect['ratio'])}$) instead of removing part of it")
+    if effect["fraction_removed"] < 0:
+        return CONTRADICTED, (f"{where} the replacement strengthens key~0's positional signal "
+                              f"($\\rho = {number(effect['ratio'])}$) instead of cutting it")
     return NOT_SHOWN, (f"{where} the replacement removes {signed_percent(effect['fraction_removed'])}, less than the "
                        "criterion asks in the mean or in a half")
 
@@ -393,7 +397,7 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         "c6.models_undecided": models([m for m, r in c6["models"].items() if r["outcome"] == "UNDECIDED"]),
     }
 
-    # C7: the signed first-key component before and after the replacement, decided on one model.
+    # C7: key 0's positional signal at the early queries before and after the replacement, decided on one model.
     replacement = _decisive_replacement(claims, settings)
     decided = c7["decided_by"]
     deciding = c7["models"][decided]
@@ -404,25 +408,34 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
     identity = [gap for result in c7["models"].values() for gap in result["largest_identity_change"].values()]
     exploratory = {m: r for m, r in c7["models"].items() if r["role"] != "decides"}
     random_bands = {group: band for group, band in deciding["bands"].items() if len(band["members"]) > 1}
+    old_flips = [(m, sum(e["first_key_ratio"] < 0 for e in r["replacements"].values()
+                         if _defined(e["first_key_ratio"])), len(r["replacements"]))
+                 for m, r in c7["models"].items()]
+    power = effect["preconditions"]["power"]
     values |= {
         "c7.layers": listing(c7_args["layers"]), "c7.decided_by": model_name(decided),
         "c7.replacement": _texttt(replacement), "c7.controls": listing(_texttt(c) for c in controls),
         "c7.late_position": listing(later) if later else "n/a",
         "c7.threshold": percent(c7_args["min_fraction_removed"]), "c7.floor_multiple": f"{c7_args['floor_multiple']:g}",
+        "c7.resolvable": percent(c7_args["min_resolvable_fraction"]),
         "c7.reading": percent(c7["reading_fraction"]),
-        "c7.original": number(deciding["first_key_early"]["mean"], 3), "c7.after": number(effect["component"], 3),
+        "c7.original": number(deciding["key0_signal"]["size"], 3), "c7.after": number(effect["component"], 3),
+        "c7.share_of_attention": listing(f"{signed_percent(r['key0_signal']['share_of_attention_signal'])} in "
+                                         f"{model_name(m)}" for m, r in c7["models"].items()),
         "c7.floor": number(deciding["noise_floor"], 3), "c7.ratio": number(effect["ratio"]),
         "c7.ratio_halves": listing(number(r) for r in effect["ratio_halves"]),
         "c7.removed": _removed(effect),
+        "c7.power": ("met" if power["passed"] else "not met") + f" ({power['reason']})",
         "c7.controls_outcome": _controls_sentence(claims["C7"]["controls"]),
         "c7.exploratory": models(list(exploratory)),
         "c7.exploratory_ratios": listing(f"{model_name(m)} {number(r['replacements'][replacement]['ratio'])}"
                                          for m, r in exploratory.items()) if exploratory else "none",
         "c7.sign_flipped": models([m for m, r in c7["models"].items() if r["replacements"][replacement]["sign_flipped"]]),
+        "c7.old_proxy_flips": listing(f"{flips} of {total} in {model_name(m)}" for m, flips, total in old_flips),
         "c7.identity_gap": scientific(max(identity)) if identity else "n/a",
         "c7.random_bands": listing(
-            f"{len(band['members'])} {_texttt(group)} replacements give $\\bar R'/\\bar R$ from {number(band['ratio_band'][0])} to "
-            f"{number(band['ratio_band'][1])} ({band['sign_flips']} sign flip{'s' * (band['sign_flips'] != 1)})"
+            f"{len(band['members'])} {_texttt(group)} replacements leave $\\rho$ from {number(band['ratio_band'][0])} to "
+            f"{number(band['ratio_band'][1])} ({band['sign_flips']} turned around)"
             for group, band in random_bands.items()) if random_bands else "no repeated replacement",
     }
 
@@ -514,12 +527,12 @@ def _scientific_span(values) -> str:
 
 
 def _removed(effect: dict) -> str:
-    """What a replacement removes, in words: '35 %', '−69 % (the component grows)', 'nothing (the component
-    changes sign)'."""
-    if effect["sign_flipped"]:
-        return "nothing (the component changes sign)"
+    """What a replacement removes of key 0's positional signal, in words: '35 %', '−69 % (the signal grows)',
+    '150 % (more than all of it: the signal turns around)'."""
     fraction = effect["fraction_removed"]
-    return signed_percent(fraction) + (" (the component grows)" if _defined(fraction) and fraction < 0 else "")
+    if effect["sign_flipped"]:
+        return signed_percent(fraction) + " (more than all of it: the signal turns around)"
+    return signed_percent(fraction) + (" (the signal grows)" if _defined(fraction) and fraction < 0 else "")
 
 
 def _no_mask_sentence(c6: dict) -> str:
@@ -561,8 +574,8 @@ def _c8a_cells(result: dict | None, factors: list[str]) -> list[str]:
 
 def position_table(claims: dict, settings: dict | None = None) -> str:
     """One row per model (and one for the parameter-free simulation): C6's heads carrying the mask's growth of
-    log Z and the layers holding; C7's signed ratio R'/R and fraction removed by the deciding replacement, the
-    model's role and its sign flips; C8a's fall of |R| per NTK factor in noise floors; C9's sink heads and the
+    log Z and the layers holding; C7's remaining share rho of key 0's positional signal and the fraction the
+    deciding replacement removes, the model's role and how many replacements turn the signal around; C8a's fall of |R| per NTK factor in noise floors; C9's sink heads and the
     effect of patching position 0 against the middle position."""
     c6, c7, c8a = (claims[name]["measured"] for name in ("C6", "C7", "C8a"))
     c9, sinks = claims["C9"]["measured"]["models"], claims["C9"]["sink_heads"]
@@ -578,7 +591,7 @@ def position_table(claims: dict, settings: dict | None = None) -> str:
              r" & \multicolumn{4}{c}{\C9: patching} \\",
              r"\cmidrule(lr){2-4}\cmidrule(lr){5-9}" + rf"\cmidrule(lr){{10-{10 + len(factors)}}}"
              + rf"\cmidrule(lr){{{11 + len(factors)}-{14 + len(factors)}}}",
-             r"model & heads & layers & & $\bar R'/\bar R$ & removed & role & flips & & "
+             r"model & heads & layers & & $\rho$ & removed & role & turned & & "
              + " & ".join(f"$s={f}$" for f in factors) + r" & & sink heads & pos.~0 & middle & \\", r"\midrule"]
     for model in model_names:
         cells = []
@@ -594,7 +607,7 @@ def position_table(claims: dict, settings: dict | None = None) -> str:
         if r7 and replacement in r7["replacements"]:
             e = r7["replacements"][replacement]
             flips = sum(x["sign_flipped"] for x in r7["replacements"].values())
-            cells += [number(e["ratio"]), "flip" if e["sign_flipped"] else signed_percent(e["fraction_removed"]),
+            cells += [number(e["ratio"]), signed_percent(e["fraction_removed"]),
                       "decides" if r7["role"] == "decides" else "exploratory",
                       f"{flips}/{len(r7['replacements'])}",
                       verdict(r7["passed"]) if r7["role"] == "decides" else f"({verdict(r7['passed'])})"]

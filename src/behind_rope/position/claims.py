@@ -9,8 +9,9 @@ noise floor, and an effect counts only above ``floor_multiple`` noise floors.
 
 - **C6, the mask's part:** the per-head slope of log Z against log(i + 1), against the
   parameter-free causal RoPE simulation's; the no-mask runs are the controls.
-- **C7, BOS replacement, signed:** the signed first-key component at early queries before and after
-  the position-0 embedding is replaced; decided on the model whose tokenizer adds BOS.
+- **C7, BOS replacement:** the share of key 0's positional signal at the early queries (what its value path
+  carries into them) that is left after the position-0 embedding is replaced, kept signed; decided on the
+  model whose tokenizer adds BOS.
 - **C8a, NTK on the components:** |R| must fall at every NTK factor; the NTK simulation is the control.
   **C8b, where the window binds:** the per-head log-Z slope at queries beyond the window grows with
   depth over the sliding-window layers; a model without a window is the control.
@@ -164,19 +165,54 @@ def _signed_component(metrics: dict, run: str, layers, name: str = "first_key") 
             "halves": [_mean([r[f"{name}_early_halves"][h] for r in rows]) for h in (0, 1)]}
 
 
-def replacement_effect(original: dict, changed: dict, floor: float, min_fraction_removed: float,
-                       floor_multiple: float) -> dict:
-    """The signed ratio R'/R in the mean and both halves; a removal only without a sign flip (ratio >= 0),
-    at least ``min_fraction_removed`` everywhere, and a change above ``floor_multiple`` floors."""
-    ratios = [changed["mean"] / original["mean"], *(c / o for c, o in zip(changed["halves"], original["halves"], strict=True))]
-    flipped = any(r < 0 for r in ratios)
-    change = abs(original["mean"] - changed["mean"])
-    removes = (not flipped and all(1 - r >= min_fraction_removed for r in ratios)
-               and change > floor_multiple * floor)
-    return {"ratio": ratios[0], "ratio_halves": ratios[1:], "fraction_removed": None if flipped else 1 - ratios[0],
-            "fraction_removed_band": None if flipped else [1 - max(ratios), 1 - min(ratios)],
-            "sign_flipped": flipped, "change": change, "above_floor": change > floor_multiple * floor,
-            "component": changed["mean"], "component_halves": changed["halves"], "removes": bool(removes)}
+def key0_signal(arrays: dict, layers, half: str = "", name: str = "key0_path") -> np.ndarray:
+    """Key 0's positional signal at the early queries: per checked layer, what key 0's value path adds to each
+    early query's attention output (its mean over the sequences), less its mean over the early queries 1 .. S/10;
+    (layers, queries, width).  ``half`` is ``""``, ``"_half_a"`` or ``"_half_b"``."""
+    index = _layer_index(arrays)
+    path = np.asarray(arrays[f"{name}{half}"])[[index[layer] for layer in layers], 1:]
+    return path - path.mean(axis=1, keepdims=True)
+
+
+def _size(signal: np.ndarray) -> float:
+    """The root mean square over the layers and early queries of a signal's norm."""
+    return float(np.sqrt(np.mean(np.sum(signal ** 2, axis=-1))))
+
+
+def remaining_share(original: np.ndarray, changed: np.ndarray) -> float:
+    """The share of ``original`` that ``changed`` keeps in its direction: sum <changed, original> / sum |original|^2.
+    1 keeps it all, 0 removes it, a negative share turns it around."""
+    return float(np.sum(changed * original) / np.sum(original ** 2))
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """How far two signals point the same way (1: alike, 0: unrelated), over all their entries."""
+    return float(np.sum(a * b) / np.sqrt(np.sum(a ** 2) * np.sum(b ** 2)))
+
+
+def replacement_effect(original: dict, changed: dict, min_fraction_removed: float, floor_multiple: float,
+                       min_resolvable_fraction: float, sequences: int) -> dict:
+    """How much of key 0's positional signal a replacement leaves: the remaining share rho in the mean run and
+    in each half (the replaced run read on the same sequences), and its floor |rho_A - rho_B|.  The replacement
+    removes the signal when 1 - rho >= ``min_fraction_removed`` in the mean and both halves and exceeds
+    ``floor_multiple`` floors; a negative rho removes more than all of it (``sign_flipped``).  Its power: the
+    floors must resolve a removal of ``min_resolvable_fraction``."""
+    ratios = [remaining_share(original[half], changed[half]) for half in ("", "_half_a", "_half_b")]
+    floor = abs(ratios[1] - ratios[2])
+    removed = 1 - ratios[0]
+    above = bool(abs(removed) > floor_multiple * floor)
+    needed = sequences_to_resolve(sequences, [floor], min_resolvable_fraction, floor_multiple)
+    power = precondition(
+        floor_multiple * floor <= min_resolvable_fraction,
+        f"{floor_multiple:g} floors = {floor_multiple * floor:.3g} against a removal of {min_resolvable_fraction:.0%}, "
+        f"at {sequences} sequences", f"about {needed:,} sequences of the first inputs (llm.inputs.first.sequences)",
+        sequences=sequences, sequences_to_resolve=needed)
+    return {"ratio": ratios[0], "ratio_halves": ratios[1:], "fraction_removed": removed,
+            "fraction_removed_band": [1 - max(ratios), 1 - min(ratios)], "sign_flipped": ratios[0] < 0,
+            "floor": floor, "change": abs(removed), "above_floor": above, "component": _size(changed[""]),
+            "component_halves": [_size(changed[h]) for h in ("_half_a", "_half_b")],
+            "removes": bool(all(1 - r >= min_fraction_removed for r in ratios) and above),
+            "preconditions": {"power": power}}
 
 
 def _bands(effects: dict) -> dict:
@@ -187,45 +223,62 @@ def _bands(effects: dict) -> dict:
     bands = {}
     for group, members in groups.items():
         ratios = [e["ratio"] for _, e in members]
-        flips = sum(e["sign_flipped"] for _, e in members)  # a sign flip is not a removal: no fraction removed
         bands[group] = {"members": [n for n, _ in members], "ratio_band": [min(ratios), max(ratios)],
-                        "fraction_removed_band": None if flips else [1 - max(ratios), 1 - min(ratios)],
-                        "sign_flips": flips,
+                        "fraction_removed_band": [1 - max(ratios), 1 - min(ratios)],
+                        "sign_flips": sum(e["sign_flipped"] for _, e in members),
                         "removes": sum(e["removes"] for _, e in members)}
     return bands
 
 
-def claim_c7(metrics: dict, runs: dict, identity_gaps: dict, layers, replacement: str, decided_by: str,
-             control_replacements, recorded_replacements, min_fraction_removed: float, floor_multiple: float,
-             reading_fraction: float, **_) -> dict:
+def _first_key_ratio(metrics: dict, original: str, run: str, layers) -> float:
+    """The old proxy, recorded: the signed ratio R'/R of key 0's score residual at the early queries."""
+    return _signed_component(metrics, run, layers)["mean"] / _signed_component(metrics, original, layers)["mean"]
+
+
+def claim_c7(scores, metadata, metrics: dict, runs: dict, identity_gaps: dict, layers, replacement: str,
+             decided_by: str, control_replacements, recorded_replacements, min_fraction_removed: float,
+             floor_multiple: float, min_resolvable_fraction: float, reading_fraction: float, **_) -> dict:
+    halves = ("", "_half_a", "_half_b")
     models = {}
     for model, named in runs.items():
-        original = _signed_component(metrics, named["original"], layers)
-        floor = abs(original["halves"][0] - original["halves"][1])
-        effects = {name: replacement_effect(original, _signed_component(metrics, run, layers), floor,
-                                            min_fraction_removed, floor_multiple)
+        arrays = scores(named["original"])
+        original = {half: key0_signal(arrays, layers, half) for half in halves}
+        attention = key0_signal(arrays, layers, name="attention_path")
+        sequences = metadata(named["original"])["sequences"]
+        effects = {name: replacement_effect(original, {half: key0_signal(scores(run), layers, half) for half in halves},
+                                            min_fraction_removed, floor_multiple, min_resolvable_fraction, sequences)
+                   | {"first_key_ratio": _first_key_ratio(metrics, named["original"], run, layers)}
                    for name, run in named.items() if name != "original"}
+        deciding = effects[replacement]
         models[model] = {
-            "passed": effects[replacement]["removes"] and not any(effects[c]["removes"] for c in control_replacements),
+            "passed": deciding["removes"] and not any(effects[c]["removes"] for c in control_replacements),
             "role": "decides" if model == decided_by else "exploratory",
-            "first_key_early": original, "noise_floor": floor, "replacements": effects, "bands": _bands(effects),
-            "mask_early": {name: _signed_component(metrics, run, layers, "mask") for name, run in named.items()},
+            "key0_signal": {"size": _size(original[""]), "halves": [_size(original[h]) for h in halves[1:]],
+                            "halves_cosine": _cosine(original["_half_a"], original["_half_b"]),
+                            "share_of_attention_signal": remaining_share(attention, original[""])},
+            "noise_floor": deciding["floor"], "replacements": effects, "bands": _bands(effects),
+            "first_key_early": _signed_component(metrics, named["original"], layers),
             "largest_identity_change": identity_gaps[model],
+            "preconditions": {"power": deciding["preconditions"]["power"]},
         }
+        models[model]["outcome"] = part_outcome(models[model])
     deciding = models[decided_by]
     return {
-        "statement": "Replacing the BOS embedding before the forward pass cuts the residual-stream (first-key) component "
-        "at early queries; the reading reports about 40%.",
-        "threshold": f"on {decided_by} (its tokenizer adds BOS), the {replacement} replacement leaves R'/R >= 0 (no sign "
-        f"flip) and removes >= {min_fraction_removed} of the signed first-key component at early queries (mean over "
-        f"layers {list(layers)}) in the mean and both halves, by > {floor_multiple:g} split-half floors; the controls "
-        f"({', '.join(control_replacements)}) do not",
+        "statement": "Replacing the BOS embedding before the forward pass cuts the residual-stream part of absolute "
+        "position at early queries: the positional signal that key 0's value carries into them; the reading reports "
+        "about 40%.",
+        "threshold": f"on {decided_by} (its tokenizer adds BOS), the {replacement} replacement removes >= "
+        f"{min_fraction_removed:.0%} of key 0's positional signal at the early queries (layers {list(layers)}: the "
+        f"remaining share rho <= {1 - min_fraction_removed:g}) in the mean and both halves, by > {floor_multiple:g} "
+        f"split-half floors; the controls ({', '.join(control_replacements)}) do not; decided where "
+        f"{floor_multiple:g} floors are at most {min_resolvable_fraction:.0%} (else UNDECIDED)",
         "measured": {"models": models, "decided_by": decided_by, "signed": True, "reading_fraction": reading_fraction,
                      "fraction_removed": deciding["replacements"][replacement]["fraction_removed"]},
         "decided_by": decided_by,
         "controls": {name: {"passed": deciding["replacements"][name]["removes"]} for name in control_replacements},
-        "noise_floor": {"what": "split-half |R_A - R_B| of the original's signed component",
+        "noise_floor": {"what": f"split-half |rho_A - rho_B| of the {replacement} replacement's remaining share",
                         **{model: m["noise_floor"] for model, m in models.items()}},
+        "preconditions": {"power": deciding["preconditions"]["power"]},
         "passed": deciding["passed"],
     }
 
@@ -532,7 +585,7 @@ def decide(metrics: dict, settings: dict, patching: dict, scores, metadata, scor
                      for model, pairs in runs["identity"].items()}
     return {
         "C6": claim_c6(scores, metadata, runs["C6"], runs["C6_simulation"], **claims["C6"]),
-        "C7": claim_c7(metrics, runs["C7"], identity_gaps, **claims["C7"]),
+        "C7": claim_c7(scores, metadata, metrics, runs["C7"], identity_gaps, **claims["C7"]),
         "C8a": claim_c8a(metrics, runs["ntk"], runs["simulation_ntk"], **claims["C8"]),
         "C8b": claim_c8b(scores, metadata, runs["window"], runs["simulation_window"], **claims["C8"]),
         "C9": claim_c9(patching, runs["C9"], **claims["C9"]),
