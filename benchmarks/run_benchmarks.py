@@ -328,8 +328,13 @@ def measure(keep: str | None) -> tuple[dict, dict]:
         # Every Python process of the cold run logs its exact CPU time (benchmarks/process_log).
         process_log = work / "processes.jsonl"
         hook = os.pathsep.join(filter(None, [str(ROOT / "benchmarks" / "process_log"), os.environ.get("PYTHONPATH")]))
-        cold = watched_run(snakemake, work,
-                           env=os.environ | {"PYTHONPATH": hook, "BEHIND_ROPE_PROCESS_LOG": str(process_log)})
+        try:
+            cold = watched_run(snakemake, work,
+                               env=os.environ | {"PYTHONPATH": hook, "BEHIND_ROPE_PROCESS_LOG": str(process_log)})
+        except RuntimeError:
+            if keep:  # what a failed run did, to mend the failing step and finish the run from there
+                shutil.copytree(work, keep, symlinks=True, dirs_exist_ok=True)
+            raise
         warm, refused = warm_steps(work)
         steps = process_cpu(process_log.read_text().splitlines())
         full, cpu = cold["wall_s"], cold["cpu_s"]

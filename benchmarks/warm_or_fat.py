@@ -1,6 +1,6 @@
 """Warm starts against fewer, fatter processes, side by side on the same score runs (a one-off study).
 
-    python benchmarks/warm_or_fat.py [--model gemma3] [--repeats 1]
+    python benchmarks/warm_or_fat.py [--model gemma3] [--inputs first]
 
 Takes every score run of one model from the default run's DAG (`snakemake -n -p --forceall`: its own
 runs, its variants' and every token set's), and runs them three ways, one after another on 1 thread each:
@@ -30,17 +30,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def score_commands(model: str) -> list[list[str]]:
-    """The `behind_rope scores` command lines of every score run of ``model`` and its variants."""
-    listing = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--forceall", "--quiet", "rules",
-                              "--cores", "2"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+def score_commands(model: str, inputs: str | None = None) -> list[list[str]]:
+    """The `behind_rope scores` command lines of every score run of ``model`` and its variants (on ``inputs``
+    only, if given)."""
+    listing = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--forceall", "--cores", "2"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
     commands = []
     for line in listing.splitlines():
         if "behind_rope scores " not in line:
             continue
-        argv = shlex.split(line.split(">", 1)[0] if " > " in line else line)
+        argv = shlex.split(line[line.index("python -m"):].split(" > ", 1)[0])
         settings = json.loads(argv[argv.index("--settings") + 1])
-        if settings["model"].split(".", 1)[0] == model:
+        if settings["model"].split(".", 1)[0] == model and inputs in (None, settings["inputs"]):
             commands.append(argv[argv.index("-m") + 2:])  # the step's own arguments, after `-m behind_rope`
     return commands
 
@@ -130,8 +131,9 @@ def digests(folder: Path, count: int) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="gemma3")
+    parser.add_argument("--inputs", help="only the runs on this token set (llm.inputs), e.g. first")
     args = parser.parse_args()
-    commands = score_commands(args.model)
+    commands = score_commands(args.model, args.inputs)
     if not commands:
         raise SystemExit(f"no score run of {args.model!r} in the default DAG")
     os.environ.update({name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})

@@ -173,6 +173,9 @@ def test_the_position_sentences_follow_the_verdicts():
     assert all(claims[name]["passed"] for name in claims)
     assert {values[f"{name}.stance"] for name in ("c6", "c7", "c8a", "c8b", "c9")} == {"supported"}
     assert values["c7.removed"] == r"50\,\%" and values["c7.reading"] == r"40\,\%" and values["c7.ratio"] == "0.50"
+    assert values["c7.power"].startswith("met (2 floors are 0.080 at 16 sequences")
+    unescaped = {key: value for key, value in values.items() if re.search(r"(?<!\\)[%#&_]", value)}
+    assert not unescaped  # every value is LaTeX text
     assert values["position.stances"].startswith("Our models support the reading's statements that the causal mask")
     assert "contradict" not in values["position.stances"]
 

@@ -35,6 +35,11 @@ def signed_percent(fraction) -> str:
     return number(100 * fraction, 0) + r"\,\%" if _defined(fraction) else "n/a"
 
 
+def _small(value) -> str:
+    """A value that may be far below a thousandth: '0.012', or '$1.4 \\times 10^{-5}$'."""
+    return scientific(value) if _defined(value) and 0 < abs(value) < 1e-3 else number(value, 3)
+
+
 def scientific(value, digits: int = 1) -> str:
     """3.2e-07 -> '$3.2 \\times 10^{-7}$', 0 -> '0' (a value far below the printed decimals)."""
     if not _defined(value):
@@ -425,13 +430,17 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         "c7.floor": number(deciding["noise_floor"], 3), "c7.ratio": number(effect["ratio"]),
         "c7.ratio_halves": listing(number(r) for r in effect["ratio_halves"]),
         "c7.removed": _removed(effect),
-        "c7.power": ("met" if power["passed"] else "not met") + f" ({power['reason']})",
+        "c7.power": (f"{'met' if power['passed'] else 'not met'} ({c7_args['floor_multiple']:g} floors are "
+                     f"{_small(c7_args['floor_multiple'] * effect['floor'])} at {power['sequences']} sequences"
+                     + ("" if power["passed"] else f"; about {number(power['sequences_to_resolve'])} would resolve it")
+                     + ")"),
         "c7.controls_outcome": _controls_sentence(claims["C7"]["controls"]),
         "c7.exploratory": models(list(exploratory)),
         "c7.exploratory_ratios": listing(f"{model_name(m)} {number(r['replacements'][replacement]['ratio'])}"
                                          for m, r in exploratory.items()) if exploratory else "none",
         "c7.sign_flipped": models([m for m, r in c7["models"].items() if r["replacements"][replacement]["sign_flipped"]]),
-        "c7.old_proxy_flips": listing(f"{flips} of {total} in {model_name(m)}" for m, flips, total in old_flips),
+        "c7.old_proxy_flips": listing(f"{flips} of the {total} replacements in {model_name(m)}"
+                                      for m, flips, total in old_flips),
         "c7.identity_gap": scientific(max(identity)) if identity else "n/a",
         "c7.random_bands": listing(
             f"{len(band['members'])} {_texttt(group)} replacements leave $\\rho$ from {number(band['ratio_band'][0])} to "
