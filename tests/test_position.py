@@ -388,6 +388,7 @@ def test_the_remaining_share_of_key_0s_signal_is_signed_and_has_its_floor_from_t
     assert halved["ratio"] == pytest.approx(0.5) and halved["ratio_halves"] == pytest.approx([0.52, 0.48])
     assert halved["floor"] == pytest.approx(0.04) and halved["fraction_removed"] == pytest.approx(0.5)
     assert halved["removes"] and not halved["sign_flipped"] and halved["preconditions"]["power"]["passed"]
+    assert np.allclose([layer["ratio_halves"] for layer in halved["ratio_by_layer"]], [[0.52, 0.48]] * 3)
     reversed_ = effect(-0.5)  # turned around: more than all of it removed
     assert reversed_["sign_flipped"] and reversed_["removes"] and reversed_["fraction_removed"] == pytest.approx(1.5)
     assert not effect(0.9)["removes"]  # 10 % removed: less than the criterion asks

@@ -197,8 +197,11 @@ def replacement_effect(original: dict, changed: dict, min_fraction_removed: floa
     removes the signal when 1 - rho >= ``min_fraction_removed`` in the mean and both halves and exceeds
     ``floor_multiple`` floors; a negative rho removes more than all of it (``sign_flipped``).  Its power: the
     floors must resolve a removal of ``min_resolvable_fraction``."""
-    ratios = [remaining_share(original[half], changed[half]) for half in ("", "_half_a", "_half_b")]
+    halves = ("", "_half_a", "_half_b")
+    ratios = [remaining_share(original[half], changed[half]) for half in halves]
     floor = abs(ratios[1] - ratios[2])
+    # Recorded, deciding nothing: each layer's share and its halves (a single split's difference can be small by chance).
+    by_layer = [[remaining_share(original[half][k], changed[half][k]) for half in halves] for k in range(len(original[""]))]
     removed = 1 - ratios[0]
     above = bool(abs(removed) > floor_multiple * floor)
     needed = sequences_to_resolve(sequences, [floor], min_resolvable_fraction, floor_multiple)
@@ -212,6 +215,7 @@ def replacement_effect(original: dict, changed: dict, min_fraction_removed: floa
             "floor": floor, "change": abs(removed), "above_floor": above, "component": _size(changed[""]),
             "component_halves": [_size(changed[h]) for h in ("_half_a", "_half_b")],
             "removes": bool(all(1 - r >= min_fraction_removed for r in ratios) and above),
+            "ratio_by_layer": [{"ratio": mean, "ratio_halves": [a, b]} for mean, a, b in by_layer],
             "preconditions": {"power": power}}
 
 
