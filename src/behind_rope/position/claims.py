@@ -165,6 +165,9 @@ def _signed_component(metrics: dict, run: str, layers, name: str = "first_key") 
             "halves": [_mean([r[f"{name}_early_halves"][h] for r in rows]) for h in (0, 1)]}
 
 
+HALVES = ("", "_half_a", "_half_b")  # a score file's arrays over all sequences, and over each half
+
+
 def key0_signal(arrays: dict, layers, half: str = "", name: str = "key0_path") -> np.ndarray:
     """Key 0's positional signal at the early queries: per checked layer, what key 0's value path adds to each
     early query's attention output (its mean over the sequences), less its mean over the early queries 1 .. S/10;
@@ -197,11 +200,10 @@ def replacement_effect(original: dict, changed: dict, min_fraction_removed: floa
     removes the signal when 1 - rho >= ``min_fraction_removed`` in the mean and both halves and exceeds
     ``floor_multiple`` floors; a negative rho removes more than all of it (``sign_flipped``).  Its power: the
     floors must resolve a removal of ``min_resolvable_fraction``."""
-    halves = ("", "_half_a", "_half_b")
-    ratios = [remaining_share(original[half], changed[half]) for half in halves]
+    ratios = [remaining_share(original[half], changed[half]) for half in HALVES]
     floor = abs(ratios[1] - ratios[2])
     # Recorded, deciding nothing: each layer's share and its halves (a single split's difference can be small by chance).
-    by_layer = [[remaining_share(original[half][k], changed[half][k]) for half in halves] for k in range(len(original[""]))]
+    by_layer = [[remaining_share(original[half][k], changed[half][k]) for half in HALVES] for k in range(len(original[""]))]
     removed = 1 - ratios[0]
     above = bool(abs(removed) > floor_multiple * floor)
     needed = sequences_to_resolve(sequences, [floor], min_resolvable_fraction, floor_multiple)
@@ -213,7 +215,7 @@ def replacement_effect(original: dict, changed: dict, min_fraction_removed: floa
     return {"ratio": ratios[0], "ratio_halves": ratios[1:], "fraction_removed": removed,
             "fraction_removed_band": [1 - max(ratios), 1 - min(ratios)], "sign_flipped": ratios[0] < 0,
             "floor": floor, "change": abs(removed), "above_floor": above, "component": _size(changed[""]),
-            "component_halves": [_size(changed[h]) for h in ("_half_a", "_half_b")],
+            "component_halves": [_size(changed[h]) for h in HALVES[1:]],
             "removes": bool(all(1 - r >= min_fraction_removed for r in ratios) and above),
             "ratio_by_layer": [{"ratio": mean, "ratio_halves": [a, b]} for mean, a, b in by_layer],
             "preconditions": {"power": power}}
@@ -242,14 +244,13 @@ def _first_key_ratio(metrics: dict, original: str, run: str, layers) -> float:
 def claim_c7(scores, metadata, metrics: dict, runs: dict, identity_gaps: dict, layers, replacement: str,
              decided_by: str, control_replacements, recorded_replacements, min_fraction_removed: float,
              floor_multiple: float, min_resolvable_fraction: float, reading_fraction: float, **_) -> dict:
-    halves = ("", "_half_a", "_half_b")
     models = {}
     for model, named in runs.items():
         arrays = scores(named["original"])
-        original = {half: key0_signal(arrays, layers, half) for half in halves}
+        original = {half: key0_signal(arrays, layers, half) for half in HALVES}
         attention = key0_signal(arrays, layers, name="attention_path")
         sequences = metadata(named["original"])["sequences"]
-        effects = {name: replacement_effect(original, {half: key0_signal(scores(run), layers, half) for half in halves},
+        effects = {name: replacement_effect(original, {half: key0_signal(scores(run), layers, half) for half in HALVES},
                                             min_fraction_removed, floor_multiple, min_resolvable_fraction, sequences)
                    | {"first_key_ratio": _first_key_ratio(metrics, named["original"], run, layers)}
                    for name, run in named.items() if name != "original"}
@@ -257,7 +258,7 @@ def claim_c7(scores, metadata, metrics: dict, runs: dict, identity_gaps: dict, l
         models[model] = {
             "passed": deciding["removes"] and not any(effects[c]["removes"] for c in control_replacements),
             "role": "decides" if model == decided_by else "exploratory",
-            "key0_signal": {"size": _size(original[""]), "halves": [_size(original[h]) for h in halves[1:]],
+            "key0_signal": {"size": _size(original[""]), "halves": [_size(original[h]) for h in HALVES[1:]],
                             "halves_cosine": _cosine(original["_half_a"], original["_half_b"]),
                             "share_of_attention_signal": remaining_share(attention, original[""])},
             "noise_floor": deciding["floor"], "replacements": effects, "bands": _bands(effects),
