@@ -20,6 +20,11 @@ statistics, its verdicts against the first arm's, and the twins' summed training
     python benchmarks/cpu_invariance.py --arms bf16 float32   # only these arms
     python benchmarks/cpu_invariance.py --keep DIR       # keep the copies in DIR/<arm>
     python benchmarks/cpu_invariance.py --reuse DIR      # decide again from copies kept earlier (no training)
+    python benchmarks/cpu_invariance.py --speed 300      # only the training speed: the NoPE twin's first 300
+                                                         # steps in bf16 and float32, side by side, 1 thread each
+                                                         # (with --update-docs, into docs/performance.md)
+
+``--speed`` is what ``training.dtype: auto`` rests on: which dtype trains the twins faster on this CPU.
 """
 
 from __future__ import annotations
@@ -42,10 +47,11 @@ from behind_rope.claims.decide import claim_c3  # noqa: E402
 from behind_rope.claims.gate import verdicts  # noqa: E402
 from behind_rope.claims.panels import panel_statistics  # noqa: E402
 from behind_rope.config import claim_arguments, load  # noqa: E402
-from behind_rope.experiments.paths import gram_files, twin_files  # noqa: E402
+from behind_rope.experiments.paths import gram_files, split_files, twin_files  # noqa: E402
 from behind_rope.experiments.runs import c3_twin_runs  # noqa: E402
+from behind_rope.experiments.steps import twin_settings  # noqa: E402
 from conftest import copy_workflow  # noqa: E402
-from results_doc import RESULTS, update  # noqa: E402
+from results_doc import PERFORMANCE, RESULTS, update  # noqa: E402
 
 # Arm -> the float kernels (ATEN_CPU_CAPABILITY; None: the machine's own) and the config it overlays.
 ARMS = {"bf16": (None, {"training": {"dtype": "bfloat16"}}), "float32": (None, {"training": {"dtype": "float32"}}),
@@ -139,14 +145,68 @@ def timing_table(seconds: dict[str, float]) -> str:
     return "\n".join(rows)
 
 
+def training_speed(config: dict, arms: list[str], steps: int) -> str:
+    """The NoPE twin's first ``steps`` steps once per arm, the arms side by side (one thread each, so that they
+    share the machine alike), and each arm's tokens per second against the first's."""
+    from behind_rope.twins.train import training_dtype
+
+    files = split_files(config)
+    if not all((ROOT / files[split]).is_file() for split in ("train", "valid")):
+        raise SystemExit("no prepared corpus in this checkout: run `snakemake prepare_corpus` first")
+    scratch = Path(tempfile.mkdtemp(prefix="training-speed-"))
+    runs = {}
+    try:
+        for arm in arms:
+            kernels, overlay = ARMS[arm]
+            settings = twin_settings(config, "nope")
+            settings["train"] |= {"steps": steps, "checkpoint_every": steps}
+            settings |= {"device": "cpu", "dtype": overlay["training"]["dtype"],
+                         "stop_when": settings["stop_when"] | {"every": steps + 1}}
+            env = {**os.environ, "OMP_NUM_THREADS": "1"}
+            env.pop("ATEN_CPU_CAPABILITY", None)
+            env |= {"ATEN_CPU_CAPABILITY": kernels} if kernels else {}
+            out = scratch / arm
+            runs[arm] = (out, subprocess.Popen(
+                [sys.executable, "-m", "behind_rope", "train", "--settings", json.dumps(settings), "--threads", "1",
+                 "--train", str(ROOT / files["train"]), "--valid", str(ROOT / files["valid"]), "--output-dir", str(out),
+                 "--resume-dir", str(scratch / f"{arm}_resume"), "--code", "speed"], env=env, stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE, text=True))
+        metrics = {}
+        for arm, (out, process) in runs.items():
+            if process.wait():
+                raise SystemExit(f"the arm {arm} failed:\n{process.stderr.read()[-3000:]}")
+            metrics[arm] = atomic.read_json(out / "metrics.json")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    import torch
+
+    auto = str(training_dtype(torch.device("cpu"), "auto")).removeprefix("torch.")
+    first = next(iter(metrics))
+    rows = [f"_Measured by `python benchmarks/cpu_invariance.py --speed {steps}`: the NoPE twin's first {steps} steps, "
+            f"the arms side by side, 1 thread each; `training.dtype: auto` picks {auto} on this CPU._", "",
+            "| arm | CPU capability, dtype | tokens/s | / the first arm's |", "|---|---|---|---|"]
+    rows += [f"| {arm} | {m['cpu_capability']}, {m['dtype']} | {m['tokens_per_second']:,.0f} | "
+             f"{m['tokens_per_second'] / metrics[first]['tokens_per_second']:.2f} |" for arm, m in metrics.items()]
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--update-docs", action="store_true", help="write the table into docs/results.md")
     parser.add_argument("--keep", help="keep the scratch copies in this folder")
     parser.add_argument("--reuse", help="decide from the copies a run with --keep left in this folder")
-    parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS), help="the arms to run (default: all)")
+    parser.add_argument("--arms", nargs="+", choices=list(ARMS),
+                        help="the arms to run (default: all; with --speed, bf16 and float32, one per core)")
+    parser.add_argument("--speed", type=int, metavar="STEPS", help="only time STEPS training steps per arm")
     args = parser.parse_args()
     config = load()
+    if args.speed:
+        text = training_speed(config, args.arms or ["bf16", "float32"], args.speed)
+        print(text)
+        if args.update_docs:
+            update("training_speed", text, PERFORMANCE)
+        return
+    args.arms = args.arms or list(ARMS)
     targets = c3_targets(config)
     scratch = Path(args.reuse or args.keep or tempfile.mkdtemp(prefix="cpu-invariance-"))
     results, seconds, training = {}, {}, {}

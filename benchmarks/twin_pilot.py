@@ -10,6 +10,7 @@ steps, so that a stop rule can be read off the curves.
     python benchmarks/twin_pilot.py --out pilot.json                      # every recipe below, seed 101
     python benchmarks/twin_pilot.py --recipes small --positional nope rope --seeds 101 102 --out pilot.json
     python benchmarks/twin_pilot.py --out pilot.json --update-docs --recipes    # only the table, from pilot.json
+    python benchmarks/twin_pilot.py --out deep.json --update-docs --recipes --block twin_pilot_depth  # another table
 
 With ``--probe N ...`` it also sizes C3's probe on every kept NoPE twin instead of training: i.i.d. tokens of each
 size N go through the pipeline's own twin-inputs and scores steps, and only the probe's noise is read (the layer-2
@@ -55,6 +56,9 @@ RECIPES = {
     "small_long": {"model": SMALL, "batch_size": 32, "learning_rate": 3e-3, "steps": 2000},
     "small_slow": {"model": SMALL, "batch_size": 32, "learning_rate": 1.5e-3, "steps": 1200},
     "small_batch16": {"model": SMALL, "batch_size": 16, "learning_rate": 3e-3, "steps": 2400},
+    # twice the layers at about the same products per token: a NoPE twin must build positions before using them
+    "deep": {"model": SMALL | {"hidden_size": 96, "layers": 8, "intermediate_size": 256}, "batch_size": 32,
+             "learning_rate": 3e-3, "steps": 2000},
 }
 POSITIONS = (16, 32, 48, 62)
 
@@ -162,7 +166,8 @@ def main() -> None:
     parser.add_argument("--order-sequences", type=int, default=1024)
     parser.add_argument("--out", type=Path, required=True, help="JSON file: one record per run, appended as they end")
     parser.add_argument("--keep", type=Path, help="a folder to keep each trained twin in (weights and vocabulary)")
-    parser.add_argument("--update-docs", action="store_true", help="rewrite the twin_pilot table of docs/results.md")
+    parser.add_argument("--update-docs", action="store_true", help="rewrite a pilot table of docs/results.md")
+    parser.add_argument("--block", default="twin_pilot", help="which table --update-docs rewrites (its marker's name)")
     parser.add_argument("--probe", nargs="+", type=int, default=[], help="probe sizes to measure on every kept NoPE twin")
     parser.add_argument("--source", default="the runs of this checkout's pilot", help="where the runs were made, for the table")
     args = parser.parse_args()
@@ -196,7 +201,7 @@ def main() -> None:
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from results_doc import RESULTS, update
 
-        update("twin_pilot", table(records, args.source) + (probe_table(probes) if probes else ""), RESULTS)
+        update(args.block, table(records, args.source) + (probe_table(probes) if probes else ""), RESULTS)
 
 
 if __name__ == "__main__":

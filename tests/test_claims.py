@@ -178,6 +178,7 @@ def test_a_twin_that_is_not_competent_leaves_c3_undecided_whatever_its_statistic
         assert "recipe" in would
         assert ("within 0.1 nats" in would) == (unmet == "a NoPE seed far behind the RoPE twin"), would
         assert ("uses word order" in would) == (unmet != "a NoPE seed far behind the RoPE twin"), would
+        assert claim["preconditions"]["power"]["would_decide"] == "nothing: it is met"  # power is not what is missing
 
 
 def test_a_probe_without_the_power_to_see_the_bound_leaves_c3_undecided_and_says_what_size_would():
@@ -191,6 +192,7 @@ def test_a_probe_without_the_power_to_see_the_bound_leaves_c3_undecided_and_says
     at_that_size = settle(_c3(_seeds(**{seed: _twin(key_slope_noise=0.01 * (1024 / power["sequences_for_power"]) ** 0.5)
                                         for seed in SEEDS})))
     assert at_that_size["preconditions"]["power"]["passed"]
+    assert at_that_size["preconditions"]["competence"]["would_decide"] == "nothing: it is met"
 
 
 def test_the_power_of_a_probe_of_64_sequences_is_too_low_for_the_bound_that_2048_resolve():

@@ -141,6 +141,8 @@ def _what_makes_competent(seeds: dict, rope_order: dict, max_loss_above_rope: fl
         needs.append("whose every NoPE seed uses word order")
     if not all(entry["close_to_rope"] for entry in competence):
         needs.append(f"whose NoPE seeds come within {max_loss_above_rope} nats of the RoPE twin's held-out loss")
+    if not needs:
+        return "nothing: it is met"
     return (f"a twin recipe {' and '.join(needs)} (training.model, training.steps; benchmarks/twin_pilot.py), or "
             "config/paper.yaml's run on the authors' NoPE model")
 
@@ -154,9 +156,13 @@ def c3_preconditions(seeds: dict, rope_twin: str, rope_order: dict, min_order_ga
     gaps = ", ".join(f"{seed['competence']['uses_order']['order_gap']:+.3f}" for seed in seeds.values())
     above = ", ".join(f"{seed['competence']['loss_above_rope']:+.3f}" for seed in seeds.values())
     needed = [entry["sequences_for_power"] for entry in weak.values()]
-    size = "no probe size (a seed's bound slope is not positive)" if None in needed else (
-        f"a probe of about {max(needed, default=0):,} i.i.d. sequences (twin_analysis.sequences), were its noise "
-        "to fall as one over the root of the sequences")
+    if not weak:
+        size = "nothing: it is met"
+    elif None in needed:
+        size = "no probe size (a seed's bound slope is not positive)"
+    else:
+        size = (f"a probe of about {max(needed):,} i.i.d. sequences (twin_analysis.sequences), were its noise to "
+                "fall as one over the root of the sequences")
     return {
         "competence": precondition(
             not incompetent and rope_order["passed"],

@@ -1,4 +1,4 @@
-"""Training one twin: seeded, resumable, bf16 autocast where the hardware has native bf16, else float32.
+"""Training one twin: seeded, resumable, bf16 autocast where bf16 products are faster (a GPU, AMX), else float32.
 
 Batches are drawn per step from a generator seeded with (seed, step), so a run that resumes from
 a checkpoint sees exactly the batches it would have seen, and ends with identical weights.  How
@@ -51,20 +51,22 @@ class StopWhen:
     eval_sequences: int
 
 
-def native_bf16(device: torch.device) -> bool:
-    """Whether ``device`` computes bf16 products natively: a GPU, or a CPU with AVX512-BF16 or AMX."""
+def fast_bf16(device: torch.device) -> bool:
+    """Whether bf16 autocast trains faster than float32 on ``device``: a GPU, or a CPU with AMX tiles.
+
+    AVX512-BF16 alone is not enough: on such a CPU without AMX, bf16 autocast trains the twins slower than
+    float32 (``benchmarks/cpu_invariance.py --speed``, docs/performance.md)."""
     if device.type != "cpu":
         return True
-    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-    return any(getattr(torch.cpu, check, lambda: False)() for check in checks)
+    return getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)()
 
 
 def training_dtype(device: torch.device, requested: str = "auto") -> torch.dtype:
-    """``training.dtype``: ``auto`` trains in bf16 autocast where the hardware has native bf16 (elsewhere bf16
-    would be emulated, slower than float32), else in float32."""
+    """``training.dtype``: ``auto`` trains in bf16 autocast where that is faster than float32 (:func:`fast_bf16`),
+    else in float32."""
     if requested != "auto":
         return DTYPES[requested]
-    return torch.bfloat16 if native_bf16(device) else torch.float32
+    return torch.bfloat16 if fast_bf16(device) else torch.float32
 
 
 def precision(device: torch.device, dtype: torch.dtype):
