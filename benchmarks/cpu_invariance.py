@@ -102,18 +102,19 @@ def training_seconds(work: Path, config: dict) -> float:
                for twin in config["training"]["twins"])
 
 
-def table(results: dict[str, dict]) -> str:
-    """Per seed and arm: the capability and dtype the weights came from, the steps trained, the probe's
-    statistics; then each statistic over the seeds and the verdict."""
+def table(results: dict[str, dict], per_seed: bool = False) -> str:
+    """Each statistic over the seeds and the verdict, per arm; with ``per_seed``, first each seed's capability
+    and dtype, steps trained and probe statistics."""
     rows = ["| arm | seed | CPU capability, dtype | steps | locality, layer 2 | locality, layer 3 | amplification | on its own |",
-            "|---|---|---|---|---|---|---|---|"]
-    for arm, claim in results.items():
+            "|---|---|---|---|---|---|---|---|"] if per_seed else []
+    for arm, claim in results.items() if per_seed else ():
         for seed in claim["measured"]["seeds"].values():
             probe = seed["probe"]
             rows.append(f"| {arm} | {seed['seed']} | {seed['cpu_capability']}, {seed['dtype']} | {seed['steps']} | "
                         f"{probe['locality_layer_2']:.3f} | {probe['locality_layer_3']:.3f} | {probe['amplification']:.3f} | "
                         f"{'PASS' if seed['passes_on_its_own'] else 'FAIL'} |")
-    rows += ["", "| arm | statistic | mean [95 % interval] | seeds passing | verdict |", "|---|---|---|---|---|"]
+    rows += [""] if per_seed else []
+    rows += ["| arm | statistic | mean [95 % interval] | seeds passing | verdict |", "|---|---|---|---|---|"]
     for arm, claim in results.items():
         for name, rule in claim["measured"]["probe"]["statistics"].items():
             low, high = rule["interval"]
@@ -197,6 +198,7 @@ def main() -> None:
     parser.add_argument("--reuse", help="decide from the copies a run with --keep left in this folder")
     parser.add_argument("--arms", nargs="+", choices=list(ARMS),
                         help="the arms to run (default: all; with --speed, bf16 and float32, one per core)")
+    parser.add_argument("--per-seed", action="store_true", help="also print each seed's statistics, arm by arm")
     parser.add_argument("--speed", type=int, metavar="STEPS", help="only time STEPS training steps per arm")
     args = parser.parse_args()
     config = load()
@@ -227,7 +229,7 @@ def main() -> None:
             "(`training.dtype: bfloat16`, what `auto` picks on this CPU); `float32`, trained in float32; `portable`, "
             "float32 on PyTorch's portable kernels (`ATEN_CPU_CAPABILITY=default`); the first two on this machine's "
             "own._\n\n"
-            + table(results) + "\n\n" + timing_table(training))
+            + table(results, args.per_seed) + "\n\n" + timing_table(training))
     print(text)
     print(json.dumps({arm: claim["passed"] for arm, claim in results.items()}))
     if args.update_docs:

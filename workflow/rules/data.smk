@@ -168,6 +168,7 @@ rule prepare_corpus:
         "results/logs/prepare_corpus.log",
     benchmark:
         "results/benchmarks/prepare_corpus.tsv"
+    priority: 30
     conda:
         HEAVY_ENV
     threads: job_threads("data")

@@ -13,8 +13,9 @@ rule train:
         "results/benchmarks/train/{twin}.tsv"
     wildcard_constraints:
         twin=names(TRAINED),
-    # Training is the next longest chain.
-    priority: 10
+    # Training is the longest chain: started first, so that the LLM jobs fill the cores around it and not
+    # the twins' analysis after it (below the LLM jobs, the twins started 13 minutes into a cold run).
+    priority: 25
     conda:
         HEAVY_ENV
     threads: job_threads("training")
