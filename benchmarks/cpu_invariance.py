@@ -80,13 +80,16 @@ def decide_c3(work: Path, config: dict) -> dict:
     return claim_c3(metrics, simulation, training, panels, runs, **c3)
 
 
+def arm_environment(kernels: str | None, **extra: str) -> dict[str, str]:
+    """This process's environment with an arm's float kernels (none named: the machine's own)."""
+    env = {key: value for key, value in os.environ.items() if key != "ATEN_CPU_CAPABILITY"} | extra
+    return env | ({"ATEN_CPU_CAPABILITY": kernels} if kernels else {})
+
+
 def run_copy(arm: str, scratch: Path, targets: list[str]) -> tuple[Path, float]:
     kernels, overlay = ARMS[arm]
     work = copy_workflow(scratch / arm)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    env.pop("ATEN_CPU_CAPABILITY", None)
-    if kernels:
-        env["ATEN_CPU_CAPABILITY"] = kernels
+    env = arm_environment(kernels, HF_HUB_OFFLINE="1")
     (work / "arm.yaml").write_text(json.dumps(overlay))  # JSON is YAML
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "all", *targets, "--configfile", "arm.yaml"],
@@ -149,6 +152,8 @@ def timing_table(seconds: dict[str, float]) -> str:
 def training_speed(config: dict, arms: list[str], steps: int) -> str:
     """The NoPE twin's first ``steps`` steps once per arm, the arms side by side (one thread each, so that they
     share the machine alike), and each arm's tokens per second against the first's."""
+    import torch
+
     from behind_rope.twins.train import training_dtype
 
     files = split_files(config)
@@ -163,9 +168,7 @@ def training_speed(config: dict, arms: list[str], steps: int) -> str:
             settings["train"] |= {"steps": steps, "checkpoint_every": steps}
             settings |= {"device": "cpu", "dtype": overlay["training"]["dtype"],
                          "stop_when": settings["stop_when"] | {"every": steps + 1}}
-            env = {**os.environ, "OMP_NUM_THREADS": "1"}
-            env.pop("ATEN_CPU_CAPABILITY", None)
-            env |= {"ATEN_CPU_CAPABILITY": kernels} if kernels else {}
+            env = arm_environment(kernels, OMP_NUM_THREADS="1")
             out = scratch / arm
             runs[arm] = (out, subprocess.Popen(
                 [sys.executable, "-m", "behind_rope", "train", "--settings", json.dumps(settings), "--threads", "1",
@@ -179,8 +182,6 @@ def training_speed(config: dict, arms: list[str], steps: int) -> str:
             metrics[arm] = atomic.read_json(out / "metrics.json")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    import torch
-
     auto = str(training_dtype(torch.device("cpu"), "auto")).removeprefix("torch.")
     first = next(iter(metrics))
     rows = [f"_Measured by `python benchmarks/cpu_invariance.py --speed {steps}`: the NoPE twin's first {steps} steps, "

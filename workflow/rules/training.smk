@@ -13,8 +13,8 @@ rule train:
         "results/benchmarks/train/{twin}.tsv"
     wildcard_constraints:
         twin=names(TRAINED),
-    # Training is the longest chain: started first, so that the LLM jobs fill the cores around it and not
-    # the twins' analysis after it (below the LLM jobs, the twins started 13 minutes into a cold run).
+    # Training is the longest chain: started first, the LLM jobs fill the cores around it; below them, the
+    # twins would start only when every score job had (13 minutes into a cold run) and end the run alone.
     priority: 25
     conda:
         HEAVY_ENV
