@@ -240,7 +240,7 @@ def test_a_pass_started_at_a_layer_computes_what_the_whole_pass_computes(archite
     model.set_attn_implementation(SCORES)  # as patching_effects sets it: the per-head log Z is recorded
     tokens = torch.randint(3, 64, (2, 16), generator=torch.Generator().manual_seed(0))
     inputs, _, _ = _forward(model, tokens, 2)
-    for layer in (0, 1, 2):  # 2, the model's last: no later attention stops the pass, it runs to the end
+    for layer in (0, 1, 2):  # 2, the model's last, as well
         changed = patched(inputs[layer], 0, inputs[layer][:, 5])  # position 0 given position 5's state
 
         def enter_changed(module, args, kwargs, changed=changed):

@@ -64,6 +64,19 @@ def _head_outputs(model, captured: dict):
 
 
 @contextmanager
+def _stopping_before(module):
+    """The pass stops as ``module`` is entered (after the hooks registered before this one have run)."""
+    def stop(module, args):
+        raise StopForward
+
+    handle = module.register_forward_pre_hook(stop)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+@contextmanager
 def _from_layer(model, layer: int):
     """The decoder without its layers before ``layer``: a pass fed that layer's input as ``inputs_embeds`` computes
     what a whole pass computes from there on.  The layers keep their own indices (their attention reports them),
@@ -91,15 +104,14 @@ def _forward(model, tokens: torch.Tensor, last_layer: int, start: tuple[int, tor
     ``sinks``, each layer's per-head attention to key 0, summed over the rows of each half ((2, heads, S);
     ``first_sequence``, the run's index of the first row, says which half a row is in), is kept there."""
     inputs, outputs = {}, {}
-    layers = decoder_layers(model)
-    # The recorder stops the pass in the attention of the layer after the last one needed, so the last
-    # layer's output projection still runs; when that layer is the model's last, the pass runs to its end.
-    deeper = last_layer + 1 < len(layers)
-    recorder = ScoreRecorder(range(last_layer + 1 + deeper), per_head=True, stop=deeper)
+    # The pass stops once the last layer's head outputs are kept: that layer's output projection and MLP,
+    # most of its products, would change nothing recorded.
+    recorder = ScoreRecorder(range(last_layer + 1), per_head=True, stop=False)
     recorder.first_sequence = first_sequence
     with ExitStack() as stack:
         stack.enter_context(_layer_inputs(model, inputs))
         stack.enter_context(_head_outputs(model, outputs))
+        stack.enter_context(_stopping_before(decoder_layers(model)[last_layer].self_attn.o_proj))
         stack.enter_context(recording(recorder))
         feed = {"input_ids": tokens}
         if start is not None:
@@ -110,11 +122,10 @@ def _forward(model, tokens: torch.Tensor, last_layer: int, start: tuple[int, tor
         except StopForward:
             pass
     # Per-head log Z summed over the sequences, so batches add up.
-    log_z = {layer: sums["log_z"].sum(0) for layer, sums in recorder.head_sums.items() if layer <= last_layer}
+    log_z = {layer: sums["log_z"].sum(0) for layer, sums in recorder.head_sums.items()}
     if sinks is not None:
         for layer, sums in recorder.head_sums.items():
-            if layer <= last_layer:
-                sinks[layer] = sinks[layer] + sums["sink"] if layer in sinks else sums["sink"]
+            sinks[layer] = sinks[layer] + sums["sink"] if layer in sinks else sums["sink"]
     return inputs, outputs, log_z
 
 
