@@ -178,3 +178,49 @@ def test_auto_trains_in_float32_on_every_cpu():
 def test_the_train_rule_passes_its_code_digest_to_the_step():
     rule = (Path(__file__).resolve().parents[1] / "workflow" / "rules" / "training.smk").read_text()
     assert 'code=step_code("train")' in rule and "--code {params.code}" in rule
+
+
+def test_the_fused_loss_is_the_models_loss_with_the_same_gradients():
+    from behind_rope.twins.model import build_twin
+    from behind_rope.twins.train import next_token_loss
+
+    batch = torch.from_numpy(token_data()[0][:4])
+    model = build_twin(TINY, "rope", 0)
+    reference = model(input_ids=batch, labels=batch).loss
+    expected = torch.autograd.grad(reference, list(model.parameters()))
+    fused = next_token_loss(model, model.model, batch)
+    got = torch.autograd.grad(fused, list(model.parameters()))
+    assert fused.item() == pytest.approx(reference.item(), rel=1e-6)
+    for name, a, b in zip([n for n, _ in model.named_parameters()], expected, got, strict=True):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-7, msg=name)
+
+
+@pytest.mark.parametrize("positional", ["nope", "rope"])
+def test_the_compiled_body_trains_what_the_plain_body_trains(tmp_path, positional):
+    """The first steps' losses and the weights after them agree to float tolerance, compiled or not."""
+    train, valid = token_data()
+    settings = TrainSettings(**{**SETTINGS.__dict__, "steps": 3})
+    plain, plain_history, plain_summary = train_twin(positional, TINY, settings, train, valid, tmp_path / "plain",
+                                                     progress=False, compile_body=False)
+    compiled, history, summary = train_twin(positional, TINY, settings, train, valid, tmp_path / "compiled",
+                                            progress=False, compile_body=True)
+    assert summary["compiled"] and not plain_summary["compiled"]
+    assert [h["train_loss"] for h in history] == pytest.approx([h["train_loss"] for h in plain_history], rel=1e-5)
+    for name, value in plain.state_dict().items():
+        torch.testing.assert_close(compiled.state_dict()[name], value, rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_a_body_that_fails_to_compile_trains_uncompiled_after_a_warning(tmp_path, monkeypatch):
+    from behind_rope.twins import train as training
+
+    def broken(model, device):
+        def fails(*args, **kwargs):
+            raise RuntimeError("no C++ compiler")
+        return fails
+
+    monkeypatch.setattr(training, "compiled_body", broken)
+    train, valid = token_data()
+    with pytest.warns(UserWarning, match="torch.compile failed .*no C\\+\\+ compiler"):
+        model, history, summary = train_twin("nope", TINY, SETTINGS, train, valid, tmp_path, progress=False,
+                                             compile_body=True)
+    assert not summary["compiled"] and len(history) == SETTINGS.steps

@@ -173,7 +173,6 @@ def test_train_nope_trains_only_the_nope_twin(smoke_run, tmp_path):
 
 
 def test_twin_training_and_analysis_outputs(smoke_run):
-    import torch
 
     training = smoke_run / "results" / "training"
     # training.dtype: auto trains in float32 on every CPU.

@@ -40,7 +40,8 @@ def twin_settings(config: dict, twin: str) -> dict:
     train = {key: training[key] for key in TRAIN_KEYS}
     return {"twin": twin, "positional": spec["positional"], "size": size,
             "train": {**train, "steps": spec.get("steps", training["steps"]), "seed": spec.get("seed", config["seed"])},
-            "stop_when": training["stop_when"], "device": training["device"], "dtype": training["dtype"]}
+            "stop_when": training["stop_when"], "device": training["device"], "dtype": training["dtype"],
+            "compile": training["compile"]}
 
 
 def checkpoint_input_settings(config: dict, twin: str) -> dict:

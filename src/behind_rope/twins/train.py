@@ -5,6 +5,13 @@ a checkpoint sees exactly the batches it would have seen, and ends with identica
 long a twin trains is a rule fixed in advance (:class:`StopWhen`, ``training.stop_when``): it
 stops at the first held-out evaluation where the loss improved by less than a set fraction over a
 set number of steps, or at the cap ``steps``.
+
+A CPU step spends about half its time in the matrix products; the rest goes to the elementwise work around
+them.  Two levers take some of that back, both the same computation to float tolerance (tests/test_train.py):
+the loss over the 2,048-word output is one fused function (:class:`NextTokenCrossEntropy`), and on a CPU the
+decoder body runs compiled by ``torch.compile`` (:func:`compiled_body`), which fuses the normalisations and
+activations.  ``benchmarks/training_speed.py`` measures each lever's share against the machine's matrix-product
+rate.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import json
 import math
 import resource
 import time
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -72,6 +80,67 @@ def precision(device: torch.device, dtype: torch.dtype):
     """The context of a forward pass in ``dtype`` (:func:`training_dtype`): bf16 autocast (the weights and
     AdamW's state stay float32), or nothing for float32."""
     return torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32)
+
+
+class NextTokenCrossEntropy(torch.autograd.Function):
+    """The mean cross-entropy of ``logits`` (tokens x vocabulary) against ``targets``, with a fused backward.
+
+    ``F.cross_entropy`` keeps the log-softmax, fills a zero gradient of the logits' size and scatters into it,
+    and then backpropagates through the log-softmax: about four passes over the 4M logits of a step.  Here
+    the backward is the softmax minus the one-hot targets, computed in place in one pass over the logits the
+    forward kept: they must be a tensor of their own, as a product's output is, not a view that others share."""
+
+    @staticmethod
+    def forward(ctx, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        logits = logits.float()
+        log_normaliser = torch.logsumexp(logits, dim=-1)
+        ctx.save_for_backward(logits, log_normaliser, targets)
+        return (log_normaliser - logits.gather(1, targets[:, None]).squeeze(1)).mean()
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        logits, log_normaliser, targets = ctx.saved_tensors
+        softmax = logits.sub_(log_normaliser[:, None]).exp_()
+        softmax[torch.arange(len(targets), device=targets.device), targets] -= 1.0
+        return softmax.mul_(grad / len(targets)), None
+
+
+def next_token_loss(model, body, batch: torch.Tensor) -> torch.Tensor:
+    """What ``model(input_ids=batch, labels=batch).loss`` computes, the decoder run by ``body`` (the model's own
+    ``model.model`` or :func:`compiled_body`'s), the loss by :class:`NextTokenCrossEntropy`."""
+    hidden = body(input_ids=batch).last_hidden_state[:, :-1]
+    logits = model.lm_head(hidden.reshape(-1, hidden.shape[-1]))
+    return NextTokenCrossEntropy.apply(logits, batch[:, 1:].reshape(-1))
+
+
+def compiled_body(model, device: torch.device):
+    """The decoder body for training steps: compiled by ``torch.compile`` on a CPU (about 1.2 times the steps a
+    second, for some 15 s of compiling in the first step), as it is elsewhere."""
+    if device.type != "cpu":
+        return model.model
+    import torch._inductor.config as inductor
+
+    inductor.compile_threads = 1  # a job has one core: no pool of compiling processes beside it
+    return torch.compile(model.model)
+
+
+def backward_step(model, body, batch: torch.Tensor, device: torch.device, dtype: torch.dtype, optimizer):
+    """One step's loss and gradients, the decoder run by ``body``; returns (loss, the body to use from now on).
+
+    Where the compiled body fails (no C++ compiler, say), the step is taken again with the body uncompiled,
+    after one warning: both compute the same."""
+    try:
+        with precision(device, dtype):
+            loss = next_token_loss(model, body, batch)
+        loss.backward()
+        return loss, body
+    except Exception as error:  # noqa: BLE001 - any failure of the compiler; the plain body raises its own
+        if body is model.model:
+            raise
+        warnings.warn(f"torch.compile failed ({type(error).__name__}: {str(error)[:300]}); training uncompiled",
+                      stacklevel=2)
+        optimizer.zero_grad(set_to_none=True)
+        return backward_step(model, model.model, batch, device, dtype, optimizer)
 
 
 def plateaued(evaluations: list[tuple[int, float]], rule: StopWhen) -> bool:
@@ -152,13 +221,14 @@ def load_resume_state(folder: Path, model, optimizer, fingerprint: str) -> tuple
 
 def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_ids: np.ndarray, valid_ids: np.ndarray,
                resume_dir: str | Path, device: str = "auto", stop_after: int | None = None, progress: bool = True,
-               stop_when: StopWhen | None = None, dtype: str = "auto", code: str = ""):
+               stop_when: StopWhen | None = None, dtype: str = "auto", code: str = "", compile_body: bool = False):
     """Train one twin; returns (model, history, summary), or None when interrupted by ``stop_after`` (tests).
 
     With ``stop_when``, the held-out loss is measured every ``stop_when.every`` steps (a ``valid_loss`` in
     that step's history row) and training ends when it has plateaued.  ``dtype`` (``training.dtype``): the
     matrix products in bf16 under autocast, the weights and AdamW's state in float32, or all in float32.
     ``code`` (a digest of the training code) is part of what a checkpoint must match to be resumed.
+    ``compile_body``: run the decoder body compiled (:func:`compiled_body`) in the training steps.
     """
     from tqdm import tqdm
 
@@ -166,6 +236,7 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
     dtype = training_dtype(device, dtype)
     resume_dir = Path(resume_dir)
     model = build_twin(size, positional, settings.seed).to(device).train()
+    body = compiled_body(model, device) if compile_body else model.model
     optimizer = make_optimizer(model, settings)
     rule = asdict(stop_when) if stop_when else None
     fingerprint = json.dumps([positional, asdict(size), asdict(settings), rule, int(train_ids.sum()), train_ids.shape,
@@ -184,9 +255,7 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, settings)
         batch = train[batch_indices(step, settings, len(train))].to(device)
-        with precision(device, dtype):
-            loss = model(input_ids=batch, labels=batch).loss
-        loss.backward()
+        loss, body = backward_step(model, body, batch, device, dtype, optimizer)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -226,6 +295,7 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
         "parameters": sum(p.numel() for p in model.parameters()),
         "device": str(device),
         "dtype": str(dtype).replace("torch.", ""),
+        "compiled": body is not model.model,
         # The float kernels the weights came from: runs on CPUs of different capability differ in the last bits.
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -249,7 +319,7 @@ def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, res
     model, history, summary = train_twin(settings["positional"], size, train_settings, remap(train_raw, vocabulary),
                                          remap(valid_raw, vocabulary), resume_dir, settings["device"],
                                          stop_when=StopWhen(**settings["stop_when"]), dtype=settings["dtype"],
-                                         code=code)
+                                         code=code, compile_body=settings["compile"])
     with atomic_dir(output_dir) as tmp:
         save_twin(model, tmp, {"twin": settings["twin"], "size": settings["size"], "settings": settings["train"]})
         np.save(tmp / "vocabulary.npy", vocabulary)
