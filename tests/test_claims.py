@@ -442,3 +442,48 @@ def test_c5_from_synthetic_score_matrices(start_shift, no_mask_structured, struc
     result = claims_c5(metrics, RUNS_C5, C5)
     assert {name: result[name]["passed"] for name in verdicts} == verdicts, (
         result["C5a"]["measured"]["models"]["m"]["checks"], result["C5d"]["measured"]["models"]["m"]["figure5"])
+
+
+def test_the_loss_gap_is_decided_over_seeds_by_its_interval_and_seeds_within_the_bound():
+    from behind_rope.claims.decide import loss_gap
+    from behind_rope.claims.seeds import t_quantile
+
+    one_each = loss_gap({"nope": 3.09}, {"rope": 3.0}, 0.1, 0.95, 1)
+    assert one_each["passed"] and one_each["interval"] == pytest.approx([0.09, 0.09])
+    assert not loss_gap({"nope": 3.11}, {"rope": 3.0}, 0.1, 0.95, 1)["passed"]
+    nope = {f"n{k}": 3.06 + 0.005 * k for k in range(5)}  # mean 3.07, deviations -0.01 .. 0.01
+    rope = {"r0": 3.0}
+    gap = loss_gap(nope, rope, 0.1, 0.95, 4)
+    sd = (0.00025 / 4) ** 0.5  # the RoPE twin's one seed adds no spread and no degree of freedom
+    half = t_quantile(0.975, 4) * sd * (1 / 5 + 1) ** 0.5
+    assert gap["pooled_sd"] == pytest.approx(sd) and gap["interval"][1] == pytest.approx(0.07 + half)
+    assert gap["passed"] and gap["seeds_within"] == 5
+    wide = loss_gap({f"n{k}": 3.0 + 0.04 * k for k in range(5)}, {"r0": 3.0, "r1": 3.02}, 0.1, 0.95, 4)
+    assert not wide["passed"] and wide["difference"] < 0.1  # within on average, not resolved
+    assert wide["seeds_to_resolve"] > 5
+    # The mean alone is not enough: two of five NoPE seeds beyond the bound fail the seeds-within part.
+    split = loss_gap({"a": 3.0, "b": 3.0, "c": 3.0, "d": 3.15, "e": 3.15}, {"r": 3.0}, 0.1, 0.95, 4)
+    assert split["seeds_within"] == 3 and not split["passed"]
+
+
+def test_c3_competence_reads_every_seed_of_the_rope_twin():
+    runs = {**RUNS, "rope_seeds": ["rope", "rope_seed1"]}
+    losses = {name: {"validation_loss": 5.0, "unigram_loss": 6.0, "steps": 300, "seed": 0, "order_gap": USES_ORDER}
+              for name in [*SEEDS, "rope"]}
+    losses["rope_seed1"] = {"validation_loss": 4.8, "unigram_loss": 6.0, "steps": 300, "seed": 1, "order_gap": USES_ORDER}
+    losses |= {name: {"validation_loss": 9.0, "unigram_loss": 6.0, "steps": 0} for name in UNTRAINED}
+    metrics = {}
+    for seed in SEEDS:
+        metrics |= {f"{seed}/random_causal": _twin(), f"{seed}/random_noncausal": _twin(0.5, 0.0),
+                    f"{seed}/text_causal": _twin(), f"{seed}/text_noncausal": _twin(0.9, 0.003)}
+    metrics |= {f"{twin}/{run}": _twin(0.95, 0.0001) for twin in UNTRAINED for run in ("random_causal", "text_causal")}
+    simulation = {"sim_a": _metrics(key_slope=0.002), "sim_b": _metrics(key_slope=0.009)}
+    panels = {seed: {letter: {"locality": 0.05 if letter == "g" else 0.95} for letter in "fghi"} for seed in SEEDS}
+    claim = claim_c3(metrics, simulation, losses, panels, runs, **C3)
+    gap = claim["measured"]["loss_gap"]
+    assert gap["rope_mean"] == pytest.approx(4.9) and gap["rope_seeds"] == 2 and gap["difference"] == pytest.approx(0.1)
+    assert set(claim["measured"]["sanity"]) == {*SEEDS, "rope", "rope_seed1"}
+    assert claim["measured"]["seeds"]["nope"]["competence"]["loss_above_rope"] == pytest.approx(0.1)
+    assert not claim["preconditions"]["competence"]["passed"]  # the interval's upper end passes 0.1
+    assert set(claim["measured"]["probe_layers"]) == {"1", "2", "3", "4"}
+    assert list(claim["measured"]["probe_layers"]["3"]["locality"]) == SEEDS

@@ -122,39 +122,83 @@ def uses_order(training: dict, min_order_gap: float, confidence: float) -> dict:
             "confidence": confidence, "min_order_gap": min_order_gap, "passed": bool(low >= min_order_gap)}
 
 
-def competence(training: dict, rope_training: dict, min_order_gap: float, confidence: float,
+def competence(training: dict, rope_loss: float, min_order_gap: float, confidence: float,
                max_loss_above_rope: float) -> dict:
-    """One NoPE seed's competence: it uses word order, and its held-out loss is within ``max_loss_above_rope``
-    nats of the RoPE twin trained the same way."""
-    above = training["validation_loss"] - rope_training["validation_loss"]
+    """One NoPE seed's competence on its own: it uses word order, and its held-out loss is within
+    ``max_loss_above_rope`` nats of ``rope_loss``, the mean of the RoPE twin's seeds trained the same way."""
+    above = training["validation_loss"] - rope_loss
     order = uses_order(training, min_order_gap, confidence)
     return {"uses_order": order, "loss_above_rope": above, "max_loss_above_rope": max_loss_above_rope,
             "close_to_rope": bool(above <= max_loss_above_rope),
             "passed": bool(order["passed"] and above <= max_loss_above_rope)}
 
 
-def _what_makes_competent(seeds: dict, rope_order: dict, max_loss_above_rope: float) -> str:
+def loss_gap(nope_losses: dict[str, float], rope_losses: dict[str, float], bound: float, confidence: float,
+             min_passing: int) -> dict:
+    """Whether the NoPE recipe comes within ``bound`` nats of the RoPE recipe's held-out loss, over seeds.
+
+    The difference of the two means over seeds, with its two-sided ``confidence`` t-interval; the seeds' spread is
+    pooled over both twins (one recipe, one spread between seeds: the RoPE twin has fewer seeds than the NoPE twin,
+    too few to measure its own).  It holds when the interval's upper end is within ``bound`` and at least
+    ``min_passing`` NoPE seeds are within it of the RoPE mean on their own; with one seed of each, when their
+    difference is.  ``seeds_to_resolve``: the seeds of each twin at which an interval of this spread would put
+    this difference's upper end within the bound (None where the difference itself is not within it)."""
+    import math
+
+    from behind_rope.claims.seeds import t_quantile
+
+    nope, rope = list(nope_losses.values()), list(rope_losses.values())
+    nope_mean, rope_mean = sum(nope) / len(nope), sum(rope) / len(rope)
+    difference = nope_mean - rope_mean
+    dof = len(nope) + len(rope) - 2
+    if dof >= 1:
+        spread = sum((x - nope_mean) ** 2 for x in nope) + sum((y - rope_mean) ** 2 for y in rope)
+        sd = math.sqrt(spread / dof)
+        half = t_quantile(0.5 + confidence / 2, dof) * sd * math.sqrt(1 / len(nope) + 1 / len(rope))
+    else:
+        sd, half = float("nan"), 0.0
+    within = sorted(name for name, loss in nope_losses.items() if loss - rope_mean <= bound)
+    resolve = None
+    if difference < bound and sd == sd:
+        resolve = next((k for k in range(2, 1001)
+                        if difference + t_quantile(0.5 + confidence / 2, 2 * k - 2) * sd * math.sqrt(2 / k) <= bound), None)
+    return {"nope_mean": nope_mean, "rope_mean": rope_mean, "difference": difference, "pooled_sd": sd,
+            "interval": [difference - half, difference + half], "confidence": confidence, "bound": bound,
+            "nope_seeds": len(nope), "rope_seeds": len(rope), "seeds_within": len(within), "min_passing": min_passing,
+            "seeds_to_resolve": resolve,
+            "passed": bool(difference + half <= bound and len(within) >= min_passing)}
+
+
+def _what_makes_competent(seeds: dict, rope_orders: dict, gap: dict) -> str:
     """What would decide C3 when its competence precondition fails, by which of its parts fail."""
     competence = [seed["competence"] for seed in seeds.values()]
     needs = []
-    if not rope_order["passed"] or not all(entry["uses_order"]["passed"] for entry in competence):
+    if not all(order["passed"] for order in rope_orders.values()) or not all(entry["uses_order"]["passed"]
+                                                                          for entry in competence):
         needs.append("whose every NoPE seed uses word order")
-    if not all(entry["close_to_rope"] for entry in competence):
-        needs.append(f"whose NoPE seeds come within {max_loss_above_rope} nats of the RoPE twin's held-out loss")
+    if not gap["passed"]:
+        needs.append(f"whose NoPE seeds come within {gap['bound']} nats of the RoPE twin's held-out loss")
     if not needs:
         return "nothing: it is met"
-    return (f"a twin recipe {' and '.join(needs)} (training.model, training.steps; benchmarks/twin_pilot.py), or "
-            "config/paper.yaml's run on the authors' NoPE model")
+    recipe = (f"a twin recipe {' and '.join(needs)} (training.model, training.steps; benchmarks/twin_pilot.py), or "
+              "config/paper.yaml's run on the authors' NoPE model")
+    if not gap["passed"] and gap["seeds_to_resolve"] and len(needs) == 1:
+        return (f"about {gap['seeds_to_resolve']} seeds of each twin (training.twins), were the seeds' spread and "
+                f"the mean difference as here, or {recipe}")
+    return recipe
 
 
-def c3_preconditions(seeds: dict, rope_twin: str, rope_order: dict, min_order_gap: float, order_confidence: float,
-                     max_loss_above_rope: float, min_power: float, order_sequences: int) -> dict:
-    """C3's preconditions, decided before its statistics are read: every deciding seed is competent (and the
-    RoPE twin, the order test's positive case, uses order), and the probe has the power to see the bound."""
-    incompetent = [name for name, seed in seeds.items() if not seed["competence"]["passed"]]
+def c3_preconditions(seeds: dict, rope_orders: dict, gap: dict, min_order_gap: float, order_confidence: float,
+                     min_power: float, order_sequences: int) -> dict:
+    """C3's preconditions, decided before its statistics are read: the NoPE twin is competent (every seed uses word
+    order, as every seed of the RoPE twin, the order test's positive case, does; and over seeds its held-out loss is
+    within the bound of the RoPE twin's), and the probe has the power to see the bound."""
+    no_order = [name for name, seed in seeds.items() if not seed["competence"]["uses_order"]["passed"]]
     weak = {name: seed["power"] for name, seed in seeds.items() if seed["power"]["power"] < min_power}
     gaps = ", ".join(f"{seed['competence']['uses_order']['order_gap']:+.3f}" for seed in seeds.values())
     above = ", ".join(f"{seed['competence']['loss_above_rope']:+.3f}" for seed in seeds.values())
+    rope_gaps = ", ".join(f"{order['order_gap']:+.3f}" for order in rope_orders.values())
+    low, high = gap["interval"]
     needed = [entry["sequences_for_power"] for entry in weak.values()]
     if not weak:
         size = "nothing: it is met"
@@ -163,16 +207,20 @@ def c3_preconditions(seeds: dict, rope_twin: str, rope_order: dict, min_order_ga
     else:
         size = (f"a probe of about {max(needed):,} i.i.d. sequences (twin_analysis.sequences), were its noise to "
                 "fall as one over the root of the sequences")
+    interval = ("" if gap["nope_seeds"] + gap["rope_seeds"] < 3 else
+                f", {gap['confidence']:.0%} interval [{low:+.3f}, {high:+.3f}] over {gap['nope_seeds']} NoPE and "
+                f"{gap['rope_seeds']} RoPE seeds, spread pooled")
     return {
         "competence": precondition(
-            not incompetent and rope_order["passed"],
+            not no_order and all(order["passed"] for order in rope_orders.values()) and gap["passed"],
             f"every NoPE seed's order gap (in held-out nats, over {order_sequences} sequences; lower "
-            f"{order_confidence:.0%} end >= "
-            f"{min_order_gap}): {gaps}; its held-out loss above the RoPE twin's (<= {max_loss_above_rope}): {above}; the "
-            f"RoPE twin's order gap {rope_order['order_gap']:+.3f}" + (f"; not competent: {', '.join(incompetent)}"
-                                                                        if incompetent else ""),
-            _what_makes_competent(seeds, rope_order, max_loss_above_rope),
-            incompetent=incompetent, rope_twin=rope_twin),
+            f"{order_confidence:.0%} end >= {min_order_gap}): {gaps}; the RoPE seeds' {rope_gaps}; the NoPE seeds' "
+            f"held-out loss above the RoPE seeds' mean (the interval's upper end and >= {gap['min_passing']} seeds "
+            f"<= {gap['bound']}): {above}; the mean difference {gap['difference']:+.3f}{interval}"
+            + (f"; not using order: {', '.join(no_order)}" if no_order else ""),
+            _what_makes_competent(seeds, rope_orders, gap),
+            incompetent=[name for name, seed in seeds.items() if not seed["competence"]["passed"]],
+            rope_twins=list(rope_orders)),
         "power": precondition(
             not weak,
             "the probability that a twin whose layer-2 key slope equals the bound in every row passes the locality "
@@ -237,6 +285,8 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
                 "sequences": probe_sequences,
                 "sequences_for_power": sequences_for_power(probe_sequences, bound_slope, rows, min_locality, min_power)}
 
+    rope_twins = runs.get("rope_seeds", [rope_twin])
+    rope_loss = sum(training[name]["validation_loss"] for name in rope_twins) / len(rope_twins)
     seeds = {}
     for name, roles in runs["seeds"].items():
         stats = {role: statistics(run) for role, run in roles.items()}
@@ -245,7 +295,7 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
                        "steps": training[name]["steps"], "stopped_early": training[name].get("stopped_early"),
                        "cpu_capability": training[name].get("cpu_capability"), "dtype": training[name].get("dtype"),
                        "locality_at_bound": locality_at_bound(roles["probe"]),
-                       "competence": competence(training[name], training[rope_twin], min_order_gap, order_confidence,
+                       "competence": competence(training[name], rope_loss, min_order_gap, order_confidence,
                                                 max_loss_above_rope),
                        "power": power(roles["probe"])}
     untrained_seeds = {name: {role: statistics(run) for role, run in roles.items()} for name, roles in runs["untrained"].items()}
@@ -267,7 +317,8 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
             values = {seed: panel_statistics[seed][letter][stat] for seed in panel_statistics}
             rules[stat] = seed_rule(values, limit, direction, confidence, min_seeds_passing, min_seeds)
         panel_rules[letter] = {"statistics": rules, "passed": all(rule["passed"] for rule in rules.values())}
-    sanity = {name: seed["sanity"] for name, seed in seeds.items()} | {rope_twin: _sanity(training[rope_twin], min_gain_over_unigram)}
+    sanity = {name: seed["sanity"] for name, seed in seeds.items()} | {
+        name: _sanity(training[name], min_gain_over_unigram) for name in rope_twins}
     checks = {
         "enough_seeds": len(seeds) >= min_seeds,
         "training_sanity": all(entry["passed"] for entry in sanity.values()),
@@ -275,9 +326,12 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
         "no_mask_probe_fails": not controls["no_mask_probe"]["passed"],
         "untrained_twin_fails": not controls["untrained"]["passed"],
     }
-    rope_order = uses_order(training[rope_twin], min_order_gap, order_confidence)
-    preconditions = c3_preconditions(seeds, rope_twin, rope_order, min_order_gap, order_confidence, max_loss_above_rope,
-                                     min_power, order_sequences)
+    rope_orders = {name: uses_order(training[name], min_order_gap, order_confidence) for name in rope_twins}
+    gap = loss_gap({name: training[name]["validation_loss"] for name in seeds},
+                   {name: training[name]["validation_loss"] for name in rope_twins}, max_loss_above_rope, confidence,
+                   min(min_seeds_passing, len(seeds)))
+    preconditions = c3_preconditions(seeds, rope_orders, gap, min_order_gap, order_confidence, min_power,
+                                     order_sequences)
     layers = ", ".join(map(str, locality_layers))
     first_seed, first_untrained = next(iter(runs["seeds"])), next(iter(runs["untrained"]))
     shown = {**runs["seeds"][first_seed], **{f"untrained_{role}": run for role, run in runs["untrained"][first_untrained].items()}}
@@ -295,7 +349,9 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
         "preconditions": preconditions,
         "measured": {
             "seeds": seeds,
-            "rope_twin_order": rope_order,
+            "rope_twin_order": rope_orders[rope_twins[0]],
+            "rope_seeds_order": rope_orders,
+            "loss_gap": gap,
             "probe": probe_rule,
             "controls": controls,
             "panels": panel_rules,
@@ -304,6 +360,14 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
             "probe_power": {"layer": amplification_layer, "bound_slope": bound_slope, "row_noise_window": row_noise_window,
                             "locality_at_bound": {name: seed["locality_at_bound"] for name, seed in seeds.items()},
                             "power": {name: seed["power"] for name, seed in seeds.items()}},
+            # Every layer of every seed on the probe, the deciding layers and the others alike: a layer that
+            # reverses on some seeds is a result, not a reason to pick the layers.
+            "probe_layers": {str(row["layer"]): {
+                "locality": {name: _layer(metrics[roles["probe"]], row["layer"])["locality"]
+                             for name, roles in runs["seeds"].items()},
+                "key_slope": {name: _layer(metrics[roles["probe"]], row["layer"])["key_slope"]
+                              for name, roles in runs["seeds"].items()}}
+                for row in metrics[runs["seeds"][first_seed]["probe"]]["layers"]},
             # Every layer of the first seed's runs (the twin Figure 3 shows) and of its untrained twin.
             "all_layers": {run.replace("/", "_"): metrics[run]["layers"] for run in shown.values()},
             "checks": checks,

@@ -20,10 +20,23 @@ def c3_detail_lines(claim: dict) -> list[str]:
             lines.append(f"    competence {'met' if competence['passed'] else 'NOT MET'}: order gap "
                          f"{order['order_gap']:+.3f} ± {order['standard_error']:.3f} nats (lower {order['confidence']:.0%} end "
                          f"{order['interval_low']:+.3f}, bound {order['min_order_gap']}), held-out loss "
-                         f"{competence['loss_above_rope']:+.3f} above the RoPE twin's (bound {competence['max_loss_above_rope']}); "
+                         f"{competence['loss_above_rope']:+.3f} above the RoPE seeds' mean (bound {competence['max_loss_above_rope']}); "
                          f"power {power['power']:.2f} at {power['sequences']:,} probe sequences"
                          + (f" (the power bound needs {power['sequences_for_power']:,} if its noise is sampling noise)"
                             if power["sequences_for_power"] else ""))
+    if "loss_gap" in measured:
+        gap = measured["loss_gap"]
+        low, high = gap["interval"]
+        lines.append(f"loss above RoPE over seeds: NoPE {gap['nope_mean']:.3f} ({gap['nope_seeds']} seeds) - RoPE "
+                     f"{gap['rope_mean']:.3f} ({gap['rope_seeds']}) = {gap['difference']:+.3f}, {gap['confidence']:.0%} "
+                     f"interval [{low:+.3f}, {high:+.3f}] (pooled sd {gap['pooled_sd']:.3f}); {gap['seeds_within']} "
+                     f"NoPE seeds within {gap['bound']} on their own; {'met' if gap['passed'] else 'NOT MET'}"
+                     + (f"; about {gap['seeds_to_resolve']} seeds of each twin would resolve it"
+                        if not gap["passed"] and gap["seeds_to_resolve"] else ""))
+    for layer, values in measured.get("probe_layers", {}).items():
+        lines.append(f"layer {layer} on the probe, seed by seed: locality "
+                     + ", ".join(f"{value:.2f}" for value in values["locality"].values()) + "; key slope "
+                     + ", ".join(f"{value:+.4f}" for value in values["key_slope"].values()))
     lines += [f"{name} over seeds: {describe(rule)}" for name, rule in measured["probe"]["statistics"].items()]
     for control, result in measured["controls"].items():
         verdict = "FAIL, as it must" if not result["passed"] else "PASS (a control that passes fails the claim)"

@@ -96,6 +96,8 @@ def c3_twin_runs(config: dict) -> dict:
         "untrained": {twin: {role: f"{twin}/{run}" for role, run in untrained.items()}
                       for twin in seed_twins(config, c3["untrained"])},
         "rope_twin": {f"{c3['rope_twin']}_{run}": f"{c3['rope_twin']}/{run}" for run in rope},
+        # C3's competence compares the NoPE seeds' held-out loss with every seed of the RoPE twin.
+        "rope_seeds": seed_twins(config, c3["rope_twin"]),
     }
     # A checkpoint (the authors' model at paper scale): the same roles, one model rather than seeds; the seed rule
     # does not read them.
@@ -150,9 +152,9 @@ POSITION_CLAIMS = ("C6", "C7", "C8", "C9")
 
 
 def competence_twins(config: dict) -> list[str]:
-    """The twins whose competence C3 reads: every seed of its NoPE twin, and the RoPE twin."""
+    """The twins whose competence C3 reads: every seed of its NoPE twin, and every seed of the RoPE twin."""
     c3 = claim_arguments(config, "C3")
-    return [*seed_twins(config, c3["twin"]), c3["rope_twin"]]
+    return [*seed_twins(config, c3["twin"]), *seed_twins(config, c3["rope_twin"])]
 
 
 def hub_datasets(config: dict) -> list[str]:

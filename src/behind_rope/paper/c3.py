@@ -186,8 +186,19 @@ def _competence_sentence(claim: dict, args: dict) -> str:
     state = ("every seed meets it" if not failing and rope["passed"] else
              f"{models(failing) if failing else 'no NoPE seed'} {'fails' if len(failing) == 1 else 'fail'} it"
              + ("" if rope["passed"] else ", and the RoPE twin does not use order either"))
+    gap = claim["measured"].get("loss_gap")
+    over_seeds = ""
+    if gap and gap["nope_seeds"] + gap["rope_seeds"] >= 3:
+        low, high = gap["interval"]
+        over_seeds = (f" Over the seeds, the NoPE twin's mean held-out loss lies {number(gap['difference'])} nats above "
+                      f"the mean of the RoPE twin's {gap['rope_seeds']} "
+                      f"{'seed' if gap['rope_seeds'] == 1 else 'seeds'}, {percent(gap['confidence'])} interval "
+                      f"[{number(low)}, {number(high)}] with the seeds' spread pooled: the bound of "
+                      f"{number(gap['bound'])} is {'met' if gap['passed'] else 'not met'}"
+                      + (f" (about {gap['seeds_to_resolve']} seeds of each twin would resolve it)"
+                         if not gap["passed"] and gap["seeds_to_resolve"] else "") + ".")
     return (f"The NoPE seeds' order gaps are {gaps} nats and the RoPE twin's {number(rope['order_gap'])}; the seeds' "
-            f"held-out losses lie {above} nats above the RoPE twin's: {state}.")
+            f"held-out losses lie {above} nats above the RoPE twin's: {state}.{over_seeds}")
 
 
 def _power_sentence(power: dict, bound_locality: float, min_power: float) -> str:
