@@ -1,4 +1,4 @@
-"""Claim C3 under bf16 and float32 training and under two CPU kernel sets, side by side: does its verdict
+"""Claim C3 under float32 and bf16 training and under three CPU kernel sets, side by side: does its verdict
 depend on the machine?
 
 Float kernels differ between CPUs (and between vector instruction sets on one CPU), and bf16 rounds far
@@ -7,12 +7,16 @@ trained weights must not flip with them.  This script runs everything claim C3 r
 seed of every twin, their score runs, metrics and Gram matrices, the simulations it compares with) on
 scratch copies of the workflow at the default scale, one copy per arm:
 
-- ``bf16``: the twins trained in bf16 autocast (``training.dtype: bfloat16``, what ``auto`` picks on a
-  CPU with native bf16), native kernels;
-- ``float32``: the twins trained in float32, native kernels;
+- ``float32``: the twins trained in float32 (what ``training.dtype: auto`` does on a CPU), native kernels;
+- ``bf16``: the twins trained in bf16 autocast (``training.dtype: bfloat16``), native kernels;
+- ``avx2``: float32 on the kernels of a CPU without AVX-512, emulated on this one: ``ATEN_CPU_CAPABILITY=avx2``
+  (PyTorch's own kernels and torch.compile's code), ``ONEDNN_MAX_CPU_ISA=AVX2`` and ``MKL_ENABLE_INSTRUCTIONS=AVX2``
+  (the matrix products);
 - ``portable``: float32 with ``ATEN_CPU_CAPABILITY=default`` (PyTorch's portable kernels, no AVX2/AVX-512).
 
-It then decides C3 from each copy with the pre-registered rule and prints every arm's per-seed
+Before an arm runs, a short probe in its environment prints the kernel set PyTorch reports and the rate of one
+2,048 x 2,048 product against the native one: an emulation that changed no kernel would show the native set at
+the native rate.  It then decides C3 from each copy with the pre-registered rule and prints every arm's per-seed
 statistics, its verdicts against the first arm's, and the twins' summed training time.
 
     python benchmarks/cpu_invariance.py                  # print the tables
@@ -45,17 +49,21 @@ sys.path.insert(0, str(ROOT / "src"))
 from behind_rope import atomic  # noqa: E402
 from behind_rope.claims.decide import claim_c3  # noqa: E402
 from behind_rope.claims.gate import verdicts  # noqa: E402
+from behind_rope.claims.outcome import settle  # noqa: E402
 from behind_rope.claims.panels import panel_statistics  # noqa: E402
 from behind_rope.config import claim_arguments, load  # noqa: E402
 from behind_rope.experiments.paths import gram_files, split_files, twin_files  # noqa: E402
-from behind_rope.experiments.runs import c3_twin_runs  # noqa: E402
+from behind_rope.experiments.runs import c3_twin_runs, competence_twins  # noqa: E402
 from behind_rope.experiments.steps import twin_settings  # noqa: E402
 from conftest import copy_workflow  # noqa: E402
 from results_doc import PERFORMANCE, RESULTS, update  # noqa: E402
 
-# Arm -> the float kernels (ATEN_CPU_CAPABILITY; None: the machine's own) and the config it overlays.
-ARMS = {"bf16": (None, {"training": {"dtype": "bfloat16"}}), "float32": (None, {"training": {"dtype": "float32"}}),
-        "portable": ("default", {"training": {"dtype": "float32"}})}
+# Arm -> the environment that picks its float kernels (empty: the machine's own) and the config it overlays.
+AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
+ARMS = {"float32": ({}, {"training": {"dtype": "float32"}}), "bf16": ({}, {"training": {"dtype": "bfloat16"}}),
+        "avx2": (AVX2, {"training": {"dtype": "float32"}}),
+        "portable": ({"ATEN_CPU_CAPABILITY": "default"}, {"training": {"dtype": "float32"}})}
+KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
 
 
 def c3_targets(config: dict) -> list[str]:
@@ -64,7 +72,9 @@ def c3_targets(config: dict) -> list[str]:
     metrics = [run for group in ("seeds", "untrained") for roles in runs[group].values() for run in roles.values()]
     metrics += [f"simulation/{name}" for name in claim_arguments(config, "C3")["simulation_variants"]]
     training = [twin_files(twin)["metrics"] for twin in config["training"]["twins"]]
-    return [f"results/metrics/{run}.json" for run in metrics] + training + list(gram_files(config).values())
+    competence = [f"results/competence/{twin}.json" for twin in competence_twins(config)]
+    return ([f"results/metrics/{run}.json" for run in metrics] + training + competence
+            + list(gram_files(config).values()))
 
 
 def decide_c3(work: Path, config: dict) -> dict:
@@ -76,14 +86,46 @@ def decide_c3(work: Path, config: dict) -> dict:
     simulation = {name: atomic.read_json(work / "results" / "metrics" / "simulation" / f"{name}.json")
                   for name in c3["simulation_variants"]}
     training = {twin: atomic.read_json(work / twin_files(twin)["metrics"]) for twin in config["training"]["twins"]}
+    for twin in competence_twins(config):  # what the claims step merges in: the order gap of C3's competence
+        training[twin]["order_gap"] = atomic.read_json(work / "results" / "competence" / f"{twin}.json")
     panels = {twin: panel_statistics(atomic.read_npz(work / path)) for twin, path in gram_files(config).items()}
-    return claim_c3(metrics, simulation, training, panels, runs, **c3)
+    return settle(claim_c3(metrics, simulation, training, panels, runs, **c3))
 
 
-def arm_environment(kernels: str | None, **extra: str) -> dict[str, str]:
+def arm_environment(kernels: dict[str, str], **extra: str) -> dict[str, str]:
     """This process's environment with an arm's float kernels (none named: the machine's own)."""
-    env = {key: value for key, value in os.environ.items() if key != "ATEN_CPU_CAPABILITY"} | extra
-    return env | ({"ATEN_CPU_CAPABILITY": kernels} if kernels else {})
+    env = {key: value for key, value in os.environ.items() if key not in KERNEL_VARIABLES} | extra
+    return env | kernels
+
+
+PROBE = """
+import time, torch
+torch.set_num_threads(1)
+a = torch.randn(2048, 2048)
+a @ a
+started = time.perf_counter()
+for _ in range(3):
+    a @ a
+print(torch.backends.cpu.get_cpu_capability(), 3 * 2 * 2048**3 / (time.perf_counter() - started) / 1e9)
+"""
+
+
+def kernel_probe(kernels: dict[str, str]) -> tuple[str, float]:
+    """(the kernel set PyTorch reports, single-thread GFLOP/s of a 2,048 x 2,048 product) in an arm's environment."""
+    done = subprocess.run([sys.executable, "-c", PROBE], env=arm_environment(kernels), capture_output=True, text=True,
+                          check=True)
+    capability, rate = done.stdout.split()
+    return capability, float(rate)
+
+
+def kernels_line(arms: list[str]) -> str:
+    """Each arm's kernel probe, against the native one: proof that an emulation changed the kernels it names."""
+    native = kernel_probe({})
+    parts = []
+    for arm in arms:
+        capability, rate = kernel_probe(ARMS[arm][0]) if ARMS[arm][0] else native
+        parts.append(f"{arm}: {capability}, {rate:.0f} GFLOP/s ({rate / native[1]:.2f} of native)")
+    return "Kernel probe (one 2,048 x 2,048 product, 1 thread): " + "; ".join(parts) + "."
 
 
 def run_copy(arm: str, scratch: Path, targets: list[str]) -> tuple[Path, float]:
@@ -108,14 +150,14 @@ def training_seconds(work: Path, config: dict) -> float:
 def table(results: dict[str, dict], per_seed: bool = False) -> str:
     """Each statistic over the seeds and the verdict, per arm; with ``per_seed``, first each seed's capability
     and dtype, steps trained and probe statistics."""
-    rows = ["| arm | seed | CPU capability, dtype | steps | locality, layer 2 | locality, layer 3 | amplification | on its own |",
-            "|---|---|---|---|---|---|---|---|"] if per_seed else []
+    names = list(next(iter(results.values()))["measured"]["probe"]["statistics"])
+    rows = ["| arm | seed | CPU capability, dtype | steps | " + " | ".join(names) + " | on its own |",
+            "|---" * (len(names) + 5) + "|"] if per_seed else []
     for arm, claim in results.items() if per_seed else ():
         for seed in claim["measured"]["seeds"].values():
-            probe = seed["probe"]
             rows.append(f"| {arm} | {seed['seed']} | {seed['cpu_capability']}, {seed['dtype']} | {seed['steps']} | "
-                        f"{probe['locality_layer_2']:.3f} | {probe['locality_layer_3']:.3f} | {probe['amplification']:.3f} | "
-                        f"{'PASS' if seed['passes_on_its_own'] else 'FAIL'} |")
+                        + " | ".join(f"{seed['probe'][name]:.3f}" for name in names)
+                        + f" | {'PASS' if seed['passes_on_its_own'] else 'FAIL'} |")
     rows += [""] if per_seed else []
     rows += ["| arm | statistic | mean [95 % interval] | seeds passing | verdict |", "|---|---|---|---|---|"]
     for arm, claim in results.items():
@@ -123,7 +165,7 @@ def table(results: dict[str, dict], per_seed: bool = False) -> str:
             low, high = rule["interval"]
             rows.append(f"| {arm} | {name} | {rule['mean']:.3f} [{low:.3f}, {high:.3f}] | "
                         f"{rule['seeds_passing']}/{rule['seeds']} | {'PASS' if rule['passed'] else 'FAIL'} |")
-        rows.append(f"| {arm} | **C3** | | | **{'PASS' if claim['passed'] else 'FAIL'}** |")
+        rows.append(f"| {arm} | **C3** | | | **{claim['outcome']}** |")
     rows += ["", "| arm | Figure 3 panels that hold | controls that pass (each must fail) |", "|---|---|---|"]
     for arm, claim in results.items():
         panels = [letter for letter, panel in claim["measured"]["panels"].items() if panel["passed"]]
@@ -198,18 +240,20 @@ def main() -> None:
     parser.add_argument("--keep", help="keep the scratch copies in this folder")
     parser.add_argument("--reuse", help="decide from the copies a run with --keep left in this folder")
     parser.add_argument("--arms", nargs="+", choices=list(ARMS),
-                        help="the arms to run (default: all; with --speed, bf16 and float32, one per core)")
+                        help="the arms to run (default: all; with --speed, float32 and bf16, one per core)")
     parser.add_argument("--per-seed", action="store_true", help="also print each seed's statistics, arm by arm")
     parser.add_argument("--speed", type=int, metavar="STEPS", help="only time STEPS training steps per arm")
     args = parser.parse_args()
     config = load()
     if args.speed:
-        text = training_speed(config, args.arms or ["bf16", "float32"], args.speed)
+        text = training_speed(config, args.arms or ["float32", "bf16"], args.speed)
         print(text)
         if args.update_docs:
             update("training_speed", text, PERFORMANCE)
         return
     args.arms = args.arms or list(ARMS)
+    probe = kernels_line(args.arms)
+    print(probe, flush=True)
     targets = c3_targets(config)
     scratch = Path(args.reuse or args.keep or tempfile.mkdtemp(prefix="cpu-invariance-"))
     results, seconds, training = {}, {}, {}
@@ -220,19 +264,18 @@ def main() -> None:
             else:
                 work, seconds[arm] = run_copy(arm, scratch, targets)
             results[arm], training[arm] = decide_c3(work, config), training_seconds(work, config)
-            print(f"{arm}: C3 {'PASS' if results[arm]['passed'] else 'FAIL'}", flush=True)
+            print(f"{arm}: C3 {results[arm]['outcome']}", flush=True)
     finally:
         if not (args.keep or args.reuse):
             shutil.rmtree(scratch, ignore_errors=True)
     took = f" ({', '.join(f'{arm} {value:.0f} s' for arm, value in seconds.items())})" if seconds else ""
     text = (f"_Measured by `python benchmarks/cpu_invariance.py --update-docs`: every twin and run claim C3 reads, at "
-            f"the default scale, once per arm on 2 cores{took}. Arms: `bf16`, the twins trained in bf16 autocast "
-            "(`training.dtype: bfloat16`, what `auto` picks on this CPU); `float32`, trained in float32; `portable`, "
-            "float32 on PyTorch's portable kernels (`ATEN_CPU_CAPABILITY=default`); the first two on this machine's "
-            "own._\n\n"
-            + table(results, args.per_seed) + "\n\n" + timing_table(training))
+            f"the default scale, once per arm on 2 cores{took}. Arms: `float32`, the twins trained in float32 (what "
+            "`auto` does on a CPU); `bf16`, in bf16 autocast; `avx2`, float32 on the kernels of a CPU without AVX-512, "
+            "emulated; `portable`, float32 on PyTorch's portable kernels (`ATEN_CPU_CAPABILITY=default`)._\n\n"
+            + probe + "\n\n" + table(results, args.per_seed) + "\n\n" + timing_table(training))
     print(text)
-    print(json.dumps({arm: claim["passed"] for arm, claim in results.items()}))
+    print(json.dumps({arm: claim["outcome"] for arm, claim in results.items()}))
     if args.update_docs:
         update("cpu_invariance", text, RESULTS)
 

@@ -106,9 +106,25 @@ def twins_table(claims: dict, run: Path | None = None) -> str:
             rows.append(f"| {twin} | {order['order_gap']:+.3f} ± {order['standard_error']:.3f} | {order['interval_low']:+.3f} "
                         f"| {competence['loss_above_rope']:+.3f} | {'yes' if competence['passed'] else 'no'} "
                         f"| {power['power']:.2f} | {power['sequences_for_power'] or 'none'} |")
-        rope = c3["rope_twin_order"]
-        rows.append(f"| RoPE twin | {rope['order_gap']:+.3f} ± {rope['standard_error']:.3f} | {rope['interval_low']:+.3f} "
-                    f"| | {'uses order' if rope['passed'] else 'does not use order'} | | |")
+        for twin, rope in c3.get("rope_seeds_order", {"RoPE twin": c3["rope_twin_order"]}).items():
+            rows.append(f"| {twin} (RoPE) | {rope['order_gap']:+.3f} ± {rope['standard_error']:.3f} | "
+                        f"{rope['interval_low']:+.3f} | | {'uses order' if rope['passed'] else 'does not use order'} | | |")
+    if "loss_gap" in c3:
+        gap = c3["loss_gap"]
+        low, high = gap["interval"]
+        rows += ["", f"The loss bound over seeds: the NoPE seeds' mean held-out loss {gap['nope_mean']:.3f} ({gap['nope_seeds']} "
+                 f"seeds) minus the RoPE seeds' {gap['rope_mean']:.3f} ({gap['rope_seeds']}) is {gap['difference']:+.3f} nats, "
+                 f"{gap['confidence']:.0%} interval [{low:+.3f}, {high:+.3f}] with the seeds' spread pooled (sd "
+                 f"{gap['pooled_sd']:.3f}); {gap['seeds_within']} of {gap['nope_seeds']} NoPE seeds within {gap['bound']} "
+                 f"on their own: {'met' if gap['passed'] else 'not met'}"
+                 + (f" (about {gap['seeds_to_resolve']} seeds of each twin would resolve it)."
+                    if not gap["passed"] and gap["seeds_to_resolve"] else ".")]
+    if "probe_layers" in c3:
+        rows += ["", "Every layer on the probe, seed by seed (recorded; layer 2 decides): locality, and the key slope.",
+                 "", "| layer | locality per seed | key slope per seed |", "|---|---|---|"]
+        for layer, values in c3["probe_layers"].items():
+            rows.append(f"| {layer} | " + ", ".join(f"{v:.2f}" for v in values["locality"].values()) + " | "
+                        + ", ".join(f"{v:+.4f}" for v in values["key_slope"].values()) + " |")
     rows += ["", "Each statistic over the seeds by the seed rule (mean [95 % t-interval]; seeds clearing the bound; "
              "verdict). The probe decides; its controls must fail; held-out text is recorded (mean over the seeds):", "",
              "| run | " + " | ".join(names) + " | all |", "|---" * (len(names) + 2) + "|"]

@@ -10,7 +10,7 @@ steps, so that a stop rule can be read off the curves.
     python benchmarks/twin_pilot.py --out pilot.json                      # every recipe below, seed 101
     python benchmarks/twin_pilot.py --recipes small --positional nope rope --seeds 101 102 --out pilot.json
     python benchmarks/twin_pilot.py --out pilot.json --update-docs --recipes    # only the table, from pilot.json
-    python benchmarks/twin_pilot.py --out deep.json --update-docs --recipes --block twin_pilot_depth  # another table
+    python benchmarks/twin_pilot.py --out deep.json --update-docs --recipes --block other_block  # another table
 
 With ``--probe N ...`` it also sizes C3's probe on every kept NoPE twin instead of training: i.i.d. tokens of each
 size N go through the pipeline's own twin-inputs and scores steps, and only the probe's noise is read (the layer-2
@@ -80,7 +80,7 @@ def pilot(name: str, recipe: dict, positional: str, seed: int, train_raw, valid_
     resume = Path(tempfile.mkdtemp(prefix=f"twin_pilot_{name}_{positional}_{seed}_"))
     cpu, wall = cpu_seconds(), time.perf_counter()
     model, history, summary = train_twin(positional, size, settings, train, valid, resume, "cpu", stop_when=never,
-                                         progress=False)
+                                         progress=False, compile_body=True)  # as the train step does
     cpu, wall = cpu_seconds() - cpu, time.perf_counter() - wall
     held_out = valid[512 : 512 + order_sequences]
     gap = order_gap(model, held_out, POSITIONS)
@@ -167,7 +167,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="JSON file: one record per run, appended as they end")
     parser.add_argument("--keep", type=Path, help="a folder to keep each trained twin in (weights and vocabulary)")
     parser.add_argument("--update-docs", action="store_true", help="rewrite a pilot table of docs/results.md")
-    parser.add_argument("--block", default="twin_pilot", help="which table --update-docs rewrites (its marker's name)")
+    parser.add_argument("--block", default="twin_pilot_depth", help="which table --update-docs rewrites (its marker's name)")
     parser.add_argument("--probe", nargs="+", type=int, default=[], help="probe sizes to measure on every kept NoPE twin")
     parser.add_argument("--source", default="the runs of this checkout's pilot", help="where the runs were made, for the table")
     args = parser.parse_args()
