@@ -224,3 +224,16 @@ def test_a_body_that_fails_to_compile_trains_uncompiled_after_a_warning(tmp_path
         model, history, summary = train_twin("nope", TINY, SETTINGS, train, valid, tmp_path, progress=False,
                                              compile_body=True)
     assert not summary["compiled"] and len(history) == SETTINGS.steps
+
+
+def test_the_fused_loss_returns_the_gradient_in_the_logits_dtype():
+    """Under bf16 autocast the output layer's logits are bf16: their gradient must come back in bf16."""
+    from behind_rope.twins.train import NextTokenCrossEntropy
+
+    logits = torch.randn(6, 5, dtype=torch.bfloat16, requires_grad=True)
+    targets = torch.tensor([0, 1, 2, 3, 4, 0])
+    NextTokenCrossEntropy.apply(logits * 1, targets).backward()
+    assert logits.grad.dtype == torch.bfloat16
+    expected = torch.softmax(logits.detach().float(), -1)
+    expected[torch.arange(6), targets] -= 1
+    torch.testing.assert_close(logits.grad.float(), expected / 6, rtol=2e-2, atol=2e-3)
