@@ -54,7 +54,7 @@ from behind_rope.claims.panels import panel_statistics  # noqa: E402
 from behind_rope.config import claim_arguments, load  # noqa: E402
 from behind_rope.experiments.paths import gram_files, split_files, twin_files  # noqa: E402
 from behind_rope.experiments.runs import c3_twin_runs, competence_twins  # noqa: E402
-from behind_rope.experiments.steps import twin_settings  # noqa: E402
+from behind_rope.experiments.steps import claims_settings, twin_settings  # noqa: E402
 from conftest import copy_workflow  # noqa: E402
 from results_doc import PERFORMANCE, RESULTS, update  # noqa: E402
 
@@ -82,7 +82,7 @@ def decide_c3(work: Path, config: dict) -> dict:
     runs = c3_twin_runs(config)
     needed = [run for group in ("seeds", "untrained") for roles in runs[group].values() for run in roles.values()]
     metrics = {run: atomic.read_json(work / "results" / "metrics" / f"{run}.json") for run in needed}
-    c3 = claim_arguments(config, "C3")
+    c3 = claims_settings(config)["claims"]["C3"]  # the arguments the claims step passes
     simulation = {name: atomic.read_json(work / "results" / "metrics" / "simulation" / f"{name}.json")
                   for name in c3["simulation_variants"]}
     training = {twin: atomic.read_json(work / twin_files(twin)["metrics"]) for twin in config["training"]["twins"]}

@@ -158,10 +158,15 @@ def loss_gap(nope_losses: dict[str, float], rope_losses: dict[str, float], bound
     else:
         sd, half = float("nan"), 0.0
     within = sorted(name for name, loss in nope_losses.items() if loss - rope_mean <= bound)
-    resolve = None
-    if difference < bound and sd == sd:
-        resolve = next((k for k in range(2, 1001)
-                        if difference + t_quantile(0.5 + confidence / 2, 2 * k - 2) * sd * math.sqrt(2 / k) <= bound), None)
+    def resolves(k: int) -> bool:  # the upper end shrinks as k grows, so the smallest k is found by bisection
+        return difference + t_quantile(0.5 + confidence / 2, 2 * k - 2) * sd * math.sqrt(2 / k) <= bound
+
+    resolve, low_k, high_k = None, 2, 1000
+    if difference < bound and not math.isnan(sd) and resolves(high_k):
+        while low_k < high_k:
+            middle = (low_k + high_k) // 2
+            low_k, high_k = (low_k, middle) if resolves(middle) else (middle + 1, high_k)
+        resolve = low_k
     return {"nope_mean": nope_mean, "rope_mean": rope_mean, "difference": difference, "pooled_sd": sd,
             "interval": [difference - half, difference + half], "confidence": confidence, "bound": bound,
             "nope_seeds": len(nope), "rope_seeds": len(rope), "seeds_within": len(within), "min_passing": min_passing,
