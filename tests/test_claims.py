@@ -79,7 +79,7 @@ C3 = dict(twin="nope", probe="random_causal", simulation_variants=["sim_a", "sim
 USES_ORDER = {"mean_gap": 0.2, "standard_error": 0.01}
 
 
-def _c3(metrics=None, training=None, panels=None, **criteria):
+def _c3(metrics=None, training=None, panels=None, runs_of=RUNS, **criteria):
     """C3 on five seeds whose i.i.d. probe favours nearby keys at 0.02 per key (simulation: at most 0.009)."""
     runs = {}
     for seed in SEEDS:
@@ -92,7 +92,7 @@ def _c3(metrics=None, training=None, panels=None, **criteria):
     losses |= {name: {"validation_loss": 9.0, "unigram_loss": 6.0, "steps": 0} for name in UNTRAINED}
     panel_values = {seed: {letter: {"locality": 0.05 if letter == "g" else 0.95} for letter in "fghi"} for seed in SEEDS}
     return claim_c3({**runs, **(metrics or {})}, simulation, {**losses, **(training or {})}, panels or panel_values,
-                    RUNS, **{**C3, **criteria})
+                    runs_of, **{**C3, **criteria})
 
 
 def test_c3_passes_over_seeds_with_failing_controls():
@@ -470,19 +470,8 @@ def test_the_loss_gap_is_decided_over_seeds_by_its_interval_and_seeds_within_the
 
 
 def test_c3_competence_reads_every_seed_of_the_rope_twin():
-    runs = {**RUNS, "rope_seeds": ["rope", "rope_seed1"]}
-    losses = {name: {"validation_loss": 5.0, "unigram_loss": 6.0, "steps": 300, "seed": 0, "order_gap": USES_ORDER}
-              for name in [*SEEDS, "rope"]}
-    losses["rope_seed1"] = {"validation_loss": 4.8, "unigram_loss": 6.0, "steps": 300, "seed": 1, "order_gap": USES_ORDER}
-    losses |= {name: {"validation_loss": 9.0, "unigram_loss": 6.0, "steps": 0} for name in UNTRAINED}
-    metrics = {}
-    for seed in SEEDS:
-        metrics |= {f"{seed}/random_causal": _twin(), f"{seed}/random_noncausal": _twin(0.5, 0.0),
-                    f"{seed}/text_causal": _twin(), f"{seed}/text_noncausal": _twin(0.9, 0.003)}
-    metrics |= {f"{twin}/{run}": _twin(0.95, 0.0001) for twin in UNTRAINED for run in ("random_causal", "text_causal")}
-    simulation = {"sim_a": _metrics(key_slope=0.002), "sim_b": _metrics(key_slope=0.009)}
-    panels = {seed: {letter: {"locality": 0.05 if letter == "g" else 0.95} for letter in "fghi"} for seed in SEEDS}
-    claim = claim_c3(metrics, simulation, losses, panels, runs, **C3)
+    second_rope = {"validation_loss": 4.8, "unigram_loss": 6.0, "steps": 300, "seed": 1, "order_gap": USES_ORDER}
+    claim = _c3(training={"rope_seed1": second_rope}, runs_of={**RUNS, "rope_seeds": ["rope", "rope_seed1"]})
     gap = claim["measured"]["loss_gap"]
     assert gap["rope_mean"] == pytest.approx(4.9) and gap["rope_seeds"] == 2 and gap["difference"] == pytest.approx(0.1)
     assert set(claim["measured"]["sanity"]) == {*SEEDS, "rope", "rope_seed1"}
