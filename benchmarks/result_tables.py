@@ -19,6 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "src"))
 from behind_rope.claims.outcome import part_outcome  # noqa: E402
 from behind_rope.claims.preregistration import history_markdown, load_history  # noqa: E402
+from behind_rope.experiments.runs import REVISION_CLAIMS  # noqa: E402
+from behind_rope.paper.revision import stance  # noqa: E402
+from behind_rope.revision.claims import published_table  # noqa: E402
 from results_doc import CRITERIA, README, RESULTS, update  # noqa: E402
 
 
@@ -368,11 +371,24 @@ def history_table(root: Path = ROOT) -> str:
 
 
 def readme_table(claims: dict, source: str) -> str:
-    """The README's claims table: each claim's statement as results/claims.json words it, and its outcome."""
-    rows = [f"_From `results/claims.json` of {source}._", "", "| claim | what it says | outcome |", "|---|---|---|"]
-    rows += [f"| {name} | {claim['statement']} | **{claim.get('outcome') or _verdict(claim['passed'])}** |"
-             for name, claim in claims.items() if isinstance(claim, dict) and "statement" in claim]
+    """The README's claims table: each claim's statement as results/claims.json words it, what the revised
+    paper (version 2) does with it, and its outcome."""
+    rows = [f"_From `results/claims.json` of {source}._", "", "| claim | what it says | version 2 | outcome |",
+            "|---|---|---|---|"]
+    for name, claim in claims.items():
+        if isinstance(claim, dict) and "statement" in claim:
+            said = "its own claim" if name.startswith("R") else stance(name)[0]
+            rows.append(f"| {name} | {claim['statement']} | {said} | **{claim.get('outcome') or _verdict(claim['passed'])}** |")
     return "\n".join(rows)
+
+
+def revision_table(claims: dict) -> str:
+    """Version 2's claims, each with its deciding numbers, and our RP against the authors' published values."""
+    lines = [f"- {_claim_line(claims, name)}" for name in REVISION_CLAIMS]
+    first = claims["R1"]["measured"]["first_layer_below"]
+    lines.append("- R1, the first layer from which RP stays below 0.5: "
+                 + ", ".join(f"{setting} {layer}" for setting, layer in first.items()) + ".")
+    return "\n".join(lines) + "\n\n" + published_table(claims["R0"])
 
 
 def write_tables(claims: dict, source: str, run: Path | None = None, extended: dict | None = None) -> None:
@@ -392,6 +408,7 @@ def write_tables(claims: dict, source: str, run: Path | None = None, extended: d
     update("ladder", ladder_note + ladder_table(extended) if extended else note + ladder_table(claims), RESULTS)
     update("decomposition", note + decomposition_table(claims), RESULTS)
     update("position", note + position_table(claims), RESULTS)
+    update("revision", note + revision_table(claims), RESULTS)
     update("readme_claims", readme_table(claims, source), README)
 
 

@@ -23,7 +23,7 @@ def load_with(tmp_path, edit, config=None):
 
 def test_every_figure_has_a_script_a_section_and_a_caption_both_outputs_can_show():
     sections, table = figures.load(smoke_config())
-    assert set(sections) == {"theory", "simulation", "nope", "rope", "llm", "position"}
+    assert set(sections) == {"theory", "simulation", "nope", "rope", "llm", "position", "revision"}
     for name, figure in table.items():
         assert (figures.SCRIPTS / figure.script).is_file() and figure.section in sections, name
         assert figure.files == [f"figures/{name}.pdf", f"figures/{name}.png"]

@@ -36,8 +36,8 @@ LAYERS = (
     # the claims' machinery (outcomes, seed rule, pre-registration, gate) and the verdicts of C1-C5
     ("claims",),
     # C6-C9: patching and per-head measures, decided with the claims' outcomes (claims.outcome); its verdicts
-    # reach results/claims.json as a file, never by an import
-    ("position",),
+    # reach results/claims.json as a file, never by an import; version 2's stack and claims R0-R5 likewise
+    ("position", "revision"),
     # the figures, then the paper that takes them in
     ("figures",),
     ("paper",),

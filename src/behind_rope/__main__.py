@@ -7,7 +7,19 @@ import sys
 
 
 def main(argv=None) -> None:
-    from behind_rope.cli import claims, data, gate, hub, paper, position, scores, simulation, theory, training  # noqa: F401
+    from behind_rope.cli import (  # noqa: F401
+        claims,
+        data,
+        gate,
+        hub,
+        paper,
+        position,
+        revision,
+        scores,
+        simulation,
+        theory,
+        training,
+    )
     from behind_rope.cli.common import build_parser
 
     args = build_parser(__doc__).parse_args(argv)

@@ -211,6 +211,8 @@ def validate(config: dict, schema: dict | None = None) -> dict:
     references += [(f"claims.{claim}.controls.no_mask_variants", claims[claim]["controls"]["no_mask_variants"])
                    for claim in ("C2", "C4")]
     references.append(("claims.C3.runs.simulation_variants", claims["C3"]["runs"]["simulation_variants"]))
+    references.append(("claims.C2.recorded.without_normalisation",
+                       claims["C2"].get("recorded", {}).get("without_normalisation", [])))
     references += [("claims.C6.runs.simulation_variant", [claims["C6"]["runs"]["simulation_variant"]]),
                    ("claims.C6.controls.simulation_control", [claims["C6"]["controls"]["simulation_control"]])]
     c8 = claims["C8"]
@@ -223,9 +225,36 @@ def validate(config: dict, schema: dict | None = None) -> dict:
                 raise ConfigError(f"Config error: '{key}' names the unknown variant {name!r}; it must be one of {', '.join(variants)}.")
     expand_seeds(config["training"]["twins"])
     _check_data_references(config)
+    _check_revision_settings(config)
     _check_order_test(config)
     _check_checkpoints(config)
     return config
+
+
+def _setting_names(value) -> list[str]:
+    """Every setting name in one of a revision claim's runs or controls: a name, a list, or a mapping of them."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [name for item in value.values() for name in _setting_names(item)]
+    return [name for item in value for name in _setting_names(item)] if isinstance(value, list) else []
+
+
+def _check_revision_settings(config: dict) -> None:
+    """Claims R0-R5 name settings of ``revision.settings``."""
+    settings = config["revision"]["settings"]
+    for claim in ("R0", "R1", "R2", "R3", "R4", "R5"):
+        entry = config["claims"][claim]
+        for part in ("runs", "controls", "recorded"):
+            for key, value in entry.get(part, {}).items():
+                unknown = [name for name in _setting_names(value if key != "published" else list(value)) if name not in settings]
+                if unknown:
+                    raise ConfigError(f"Config error: 'claims.{claim}.{part}.{key}' names the unknown setting {unknown[0]!r}; "
+                                      "it must be one of revision.settings.")
+    r3 = config["claims"]["R3"]["runs"]
+    if len(r3["settings"]) != len(r3["without_residual"]):
+        raise ConfigError("Config error: 'claims.R3.runs.without_residual' must name one setting for each of "
+                          "'claims.R3.runs.settings', in the same order.")
 
 
 def _check_order_test(config: dict) -> None:

@@ -79,7 +79,8 @@ rule claims:
         "python -m behind_rope claims --settings {params.settings:q} --derivation {input.derivation}"
         " --monte-carlo {input.monte_carlo} --metrics {input.metrics} --training {input.training}"
         " --competence {input.competence}"
-        " --gram {input.gram} --position-claims {input.position_claims} --output {output} > {log} 2>&1"
+        " --gram {input.gram} --position-claims {input.position_claims} --revision-claims {input.revision_claims}"
+        " --output {output} > {log} 2>&1"
 
 
 # The extended target's claims: the same step over llm.models and llm.extended_models together, so that the

@@ -15,6 +15,8 @@ PAPER_INPUTS = [
     "decomposition_table.tex",
     "ladder_table.tex",
     "position_table.tex",
+    "revision_published_table.tex",
+    "versions_table.tex",
     "provenance.tex",
     "preregistration.tex",
     "criteria_history.tex",

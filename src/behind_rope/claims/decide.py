@@ -24,8 +24,9 @@ def claim_c1(derivation: dict, monte_carlo: list[dict], monte_carlo_dim: int, mi
     for row in monte_carlo:
         by_dim[row["dim"]] = max(by_dim.get(row["dim"], 0.0), row["max_abs_error"])
     return {
-        "statement": "A parameter-free causal layer with no positional encoding makes layer-2 scores "
-        "position dependent (g(i)/(h(i)h(j)), h strictly decreasing), so they favour nearby keys.",
+        "statement": "A parameter-free causal layer with no positional encoding (version 1's: L2-normalised inputs, "
+        "unscaled scores, a residual) makes layer-2 scores position dependent (g(i)/(h(i)h(j)), h strictly "
+        "decreasing), so they favour nearby keys.",
         "threshold": f"all derivation checks pass; theory matches a Monte-Carlo run (E={dim}, "
         f">= {min_samples} samples) to within {tolerance}",
         "measured": {
@@ -57,13 +58,18 @@ def _mask_claim(metrics_by_variant: dict, variants, controls, from_layer: int, c
     return {"measured": {"runs": runs, "controls": control_runs}, "passed": passed}
 
 
-def claim_c2(metrics_by_variant: dict, variants, no_mask_variants, from_layer: int, min_locality: float) -> dict:
+def claim_c2(metrics_by_variant: dict, variants, no_mask_variants, from_layer: int, min_locality: float,
+             without_normalisation=()) -> dict:
     claim = _mask_claim(
         metrics_by_variant, variants, no_mask_variants, from_layer,
         lambda row: row["locality"] >= min_locality, ["locality", "nonrelative_index", "split_half_reliability"],
     )
+    # Recorded, deciding nothing: version 2 says the direction comes from normalisation.
+    claim["measured"]["without_normalisation"] = {
+        name: {str(row["layer"]): row["locality"] for row in metrics_by_variant[name]["layers"]} for name in without_normalisation}
     return {
-        "statement": "Stacked parameter-free causal layers favour nearby keys from layer 2 on, for every alpha.",
+        "statement": "Stacked parameter-free causal layers (version 1's: L2-normalised inputs, unscaled scores, a "
+        "residual) favour nearby keys from layer 2 on, for every alpha.",
         "threshold": f"locality >= {min_locality} in every layer >= {from_layer} of every run; "
         "every no-mask control fails that check",
         **claim,
@@ -398,10 +404,10 @@ def rope_twin_evidence(metrics: dict, runs: dict, from_layer: int, min_reliabili
 
 
 def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: dict, panel_statistics: dict,
-           settings: dict, position_claims: dict) -> dict:
+           settings: dict, position_claims: dict, revision_claims: dict) -> dict:
     """Every claim: C1-C5 from the metrics files keyed ``<source>/<run>`` (experiments.steps.claims_settings names
-    the runs), then C6-C9 as the position-claims step decided them; each with the commit that last changed
-    its criterion."""
+    the runs), then C6-C9 and version 2's R0-R5 as their own steps decided them; each with the commit that last
+    changed its criterion."""
     claims, twin_runs, llm_runs = settings["claims"], settings["twin_runs"], settings["llm_runs"]
     simulation = {key.split("/", 1)[1]: value for key, value in metrics.items() if key.startswith("simulation/")}
     result = {
@@ -414,7 +420,7 @@ def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: d
     c4 = claims["C4"]
     result["C4"]["measured"]["trained_rope_twin"] = rope_twin_evidence(
         metrics, twin_runs["rope_twin"], c4["from_layer"], c4["min_reliability"], c4["max_start_deficit"])
-    result |= position_claims
+    result |= position_claims | revision_claims
     commits = settings.get("criterion_commits", {})
     for name, claim in result.items():
         entry = "C8" if name.startswith("C8") else name

@@ -1,5 +1,6 @@
 """The steps of workflow/rules/claims.smk: a twin's competence (C3's precondition), C6-C9
-(results/claims/position.json), then every claim (results/claims.json)."""
+(results/claims/position.json), then every claim (results/claims.json, with version 2's from
+results/claims/revision.json)."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def competence(args) -> None:
       arg("--training", nargs="+", required=True, help="metrics.json of every twin"),
       arg("--competence", nargs="+", required=True, help="results/competence/<twin>.json of every twin C3 reads"),
       arg("--gram", nargs="+", required=True, help="results/gram/<twin>.npz of every seed of C3's twin (Figure 3)"),
-      arg("--position-claims", required=True, help="results/claims/position.json (claims C6-C9)"))
+      arg("--position-claims", required=True, help="results/claims/position.json (claims C6-C9)"),
+      arg("--revision-claims", required=True, help="results/claims/revision.json (version 2's claims R0-R5)"))
 def claims(args) -> None:
     from behind_rope.claims.decide import decide
     from behind_rope.claims.panels import panel_statistics
@@ -84,6 +86,7 @@ def claims(args) -> None:
         training[Path(path).stem]["order_gap"] = atomic.read_json(path)
     panels = {Path(p).stem: panel_statistics(atomic.read_npz(p)) for p in args.gram}
     result = decide(atomic.read_json(args.derivation), atomic.read_json(args.monte_carlo), _metrics(args.metrics),
-                    training, panels, args.settings, atomic.read_json(args.position_claims))
+                    training, panels, args.settings, atomic.read_json(args.position_claims),
+                    atomic.read_json(args.revision_claims))
     atomic.write_json(args.output, result)
     print("\n".join(summary_lines(result)))

@@ -30,6 +30,8 @@ RESULT_FILES = {
     "scores": "results/scores/{model}/{run}.npz",
     "metrics": "results/metrics/{source}/{run}.json",
     "gram": "results/gram/{twin}.npz",
+    "recency": "results/revision/{setting}.json",
+    "revision_claims": "results/claims/revision.json",
     "training": "results/training/{twin}/{file}",
     "claims": "results/claims.json",
     "extended_claims": "results/extended/claims.json",
@@ -125,7 +127,13 @@ def claims_inputs(config: dict, run_config: dict | None = None) -> dict:
             "metrics": claims_metric_files(run_config or config),
             "training": [twin_files(twin)["metrics"] for twin in trained_twins(config)],
             "competence": [f"results/competence/{twin}.json" for twin in competence_twins(config)],
-            "gram": list(gram_files(config).values()), "position_claims": RESULT_FILES["position_claims"]}
+            "gram": list(gram_files(config).values()), "position_claims": RESULT_FILES["position_claims"],
+            "revision_claims": RESULT_FILES["revision_claims"]}
+
+
+def recency_files(config: dict) -> list[str]:
+    """Every setting's RP file (version 2's stack): what claims R0-R5 and the revision's figures read."""
+    return [RESULT_FILES["recency"].format(setting=name) for name in config["revision"]["settings"]]
 
 
 def claims_metric_files(config: dict) -> list[str]:

@@ -109,6 +109,7 @@ def c3_twin_runs(config: dict) -> dict:
 
 def simulation_claim_variants(config: dict) -> list[str]:
     names = {name for c in ("C2", "C4") for key in ("variants", "no_mask_variants") for name in claim_arguments(config, c)[key]}
+    names |= set(claim_arguments(config, "C2").get("without_normalisation", []))
     return sorted(names | set(claim_arguments(config, "C3")["simulation_variants"]))
 
 
@@ -149,6 +150,7 @@ def position_models(config: dict) -> list[str]:
 
 PAPER_CLAIMS = ("C1", "C2", "C3", "C4", *C5_CLAIMS)
 POSITION_CLAIMS = ("C6", "C7", "C8", "C9")
+REVISION_CLAIMS = ("R0", "R1", "R2", "R3", "R4", "R5")  # version 2's (behind_rope.revision.claims)
 
 
 def competence_twins(config: dict) -> list[str]:

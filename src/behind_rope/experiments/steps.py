@@ -13,6 +13,7 @@ from behind_rope.experiments.pins import llm_provenance
 from behind_rope.experiments.runs import (
     PAPER_CLAIMS,
     POSITION_CLAIMS,
+    REVISION_CLAIMS,
     base_model,
     c3_twin_runs,
     model_kind,
@@ -30,6 +31,19 @@ def simulation_settings(config: dict, variant: str) -> dict:
     sizes = ("batch_size", "seq_len", "dim", "layers", "chunk_size")
     return {"variant": config["simulation"]["variants"][variant],
             "size": {key: config["simulation"][key] for key in sizes}, "seed": config["seed"]}
+
+
+def recency_settings(config: dict, setting: str) -> dict:
+    """One setting of version 2's stack, its sizes and its own seed (behind_rope.revision.stack)."""
+    sizes = ("batch_size", "seq_len", "layers", "max_chunk_mb")
+    return {"setting": config["revision"]["settings"][setting], "name": setting,
+            "size": {key: config["revision"][key] for key in sizes}, "seed": config["seed"]}
+
+
+def revision_claims_settings(config: dict) -> dict:
+    """Claims R0-R5's pre-registered arguments and the stack's sizes."""
+    return {"claims": {name: claim_arguments(config, name) for name in REVISION_CLAIMS},
+            "sequences": config["revision"]["batch_size"], "layers": config["revision"]["layers"]}
 
 
 def twin_settings(config: dict, twin: str) -> dict:

@@ -19,7 +19,7 @@ from behind_rope.maths.rope import apply_rope
 from behind_rope.maths.rope_base import ntk_theta
 from behind_rope.simulation.variants import SimulationSize, Variant
 
-NORMS = ("l2", "layernorm")
+NORMS = ("l2", "layernorm", "none")
 SCORE_SCALES = {"one": lambda dim: 1.0, "sqrt_d": lambda dim: 1 / math.sqrt(dim), "d": lambda dim: 1 / dim}
 
 
@@ -36,6 +36,8 @@ def normalise(x: torch.Tensor, norm: str) -> torch.Tensor:
         return torch.nn.functional.normalize(x, dim=-1)
     if norm == "layernorm":  # no affine parameters
         return torch.nn.functional.layer_norm(x, x.shape[-1:])
+    if norm == "none":  # version 1's layer with its L2 normalisation removed (version 2's question)
+        return x
     raise ValueError(f"unknown norm {norm!r}; expected one of {NORMS}")
 
 

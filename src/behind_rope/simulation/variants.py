@@ -16,7 +16,7 @@ from behind_rope.maths.rope_base import NTK_FACTOR, ROPE_THETA
 @dataclass(frozen=True)
 class Variant:
     alpha: float  # the mean inner product of the inputs, in [0, 1)
-    norm: str = "l2"  # l2 or layernorm (no affine parameters)
+    norm: str = "l2"  # l2, layernorm (no affine parameters) or none
     causal: bool = True  # the causal mask; False is the no-mask control
     rope: bool = False  # rotate queries and keys by RoPE
     score_scale: str = "one"  # scores times 1, 1/sqrt(E) or 1/E
