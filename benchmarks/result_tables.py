@@ -389,6 +389,12 @@ def revision_table(claims: dict) -> str:
     first = claims["R1"]["measured"]["first_layer_below"]
     lines.append("- R1, the first layer from which RP stays below 0.5: "
                  + ", ".join(f"{setting} {layer}" for setting, layer in first.items()) + ".")
+    closed = claims["R0"]["measured"]["closed_form_rescaling"]
+    lines.append("- The authors' closed form h(j) (recorded with R0): the sympy derivation "
+                 + ("is" if closed["derivation_matches_notebook"] else "is **not**") + " the notebook's expression; "
+                 "largest gap to the simulated layer-1 rescaling: "
+                 + ", ".join(f"{name} {entry['largest_gap']:.4f}" for name, entry in closed.items() if isinstance(entry, dict))
+                 + ".")
     return "\n".join(lines) + "\n\n" + published_table(claims["R0"])
 
 

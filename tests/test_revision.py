@@ -11,6 +11,7 @@ import torch
 from behind_rope.config import ConfigError, load, validate
 from behind_rope.experiments.steps import revision_claims_settings
 from behind_rope.revision.claims import decide, published_table
+from behind_rope.revision.closed_form import derive, rescaling
 from behind_rope.revision.stack import (
     Setting,
     gram_layer,
@@ -79,6 +80,17 @@ def test_the_causal_stack_gives_the_published_values():
     np.testing.assert_allclose(result["rp"], [0.500, 0.5005, 0.082, 0.014], atol=0.006)
 
 
+def test_the_closed_form_rescaling_is_the_notebooks_and_comes_near_the_layer_at_d_64():
+    """Version 2's h(j): derived from the layer under its large-d plug-in, symbolically the authors' expression,
+    1 at j = 1, rising with j, and within 0.01 of the simulated layer-1 rescaling at d = 64 (an approximation:
+    the gap is about 0.003 at alpha = 0.5)."""
+    assert derive()["matches_notebook"]
+    closed = rescaling(0.5, 64, 10)
+    assert closed[0] == pytest.approx(1.0) and np.all(np.diff(closed) > 0)
+    simulated = recency(Setting("layernorm", 0.5, 64), 10, 1, 5_000, 64, seed=0, progress=False)["layer1_rescaling"]
+    assert np.max(np.abs(closed - simulated)) < 0.01
+
+
 def test_chunks_do_not_change_the_statistic():
     """Memory bounds the chunk; the sequences' statistics do not depend on it beyond the draw."""
     small = recency(Setting("layernorm", 0.5, 64), 10, 4, 4_000, 1, seed=0, progress=False)
@@ -107,6 +119,8 @@ def _constructed_files(config):
         else:
             strength = spec["alpha"] * 16 / spec["dim"] * (0.6 if spec.get("residual") else 1.0)
             files[name] = _file([0.5] + [min(0.5 + strength * step, 0.999) for step in (0.3, 0.6, 0.8)])
+    for name, spec in config["revision"]["settings"].items():
+        files[name] |= {"settings": {"setting": spec}, "layer1_rescaling": [1.0] * 10}
     published = config["claims"]["R0"]["runs"]["published"]
     for name, layers in published.items():
         for layer_number, value in layers.items():
@@ -161,7 +175,7 @@ def test_a_control_with_position_in_its_inputs_shows_an_effect_without_the_mask(
 
 
 def test_too_few_sequences_leave_a_claim_undecided_with_the_size_that_would_decide_it(config):
-    files = {name: _file(file["rp"], error=0.004) for name, file in _constructed_files(config).items()}
+    files = {name: file | _file(file["rp"], error=0.004) for name, file in _constructed_files(config).items()}
     claims = _decide(config, files)
     assert claims["R2"]["outcome"] == "UNDECIDED"
     power = claims["R2"]["preconditions"]["power"]

@@ -36,6 +36,10 @@ def revision_values(claims: dict) -> dict[str, str]:
         "r0.largest_gap": number(max(abs(row["difference"]) for row in r0["published"]), 4),
         "r1.first_layer": listing(first) if first else "no layer",
         "r.outcomes": listing(f"{name} {outcome(claims[name])}" for name in ("R0", "R1", "R2", "R3", "R4", "R5")),
+        "r0.closed_form_gap": number(max(entry["largest_gap"] for entry in r0["closed_form_rescaling"].values()
+                                         if isinstance(entry, dict)), 4),
+        "r0.closed_form_derivation": ("is, symbolically," if r0["closed_form_rescaling"]["derivation_matches_notebook"]
+                                      else "is not"),
         "c2.without_normalisation_locality": (f"{number(min(deeper))} to {number(max(deeper))}" if deeper else "n/a"),
     }
 

@@ -94,7 +94,20 @@ def _mask_claim(check, runs: dict, controls: dict, statement: str, threshold: st
             and not any(run["shows_effect"] for run in measured["controls"].values())}
 
 
-def claim_r0(recency: Recency, published: dict, published_noise: float) -> dict:
+def closed_form_gaps(files: dict, settings) -> dict:
+    """The closed form h(j) beside each setting's simulated layer-1 rescaling, and their largest gap."""
+    from behind_rope.revision.closed_form import derive, rescaling
+
+    result = {"derivation_matches_notebook": bool(derive()["matches_notebook"])}
+    for name in settings:
+        spec, simulated = files[name]["settings"]["setting"], files[name]["layer1_rescaling"]
+        closed = rescaling(spec["alpha"], spec["dim"], len(simulated)).tolist()
+        result[name] = {"closed_form": closed, "simulated": simulated,
+                        "largest_gap": max(abs(a - b) for a, b in zip(closed, simulated, strict=True))}
+    return result
+
+
+def claim_r0(recency: Recency, published: dict, published_noise: float, closed_form_settings=()) -> dict:
     rows = []
     for name, layers in published.items():
         for layer, theirs in sorted((int(layer), value) for layer, value in layers.items()):
@@ -108,7 +121,8 @@ def claim_r0(recency: Recency, published: dict, published_noise: float) -> dict:
             "threshold": f"every published value within z x sqrt(our standard error^2 + {published_noise}^2) of ours",
             "measured": {"published": rows, "agreeing": sum(row["agrees"] for row in rows),
                          "layer1_rp": {name: test["estimate"] for name, test in first_layer.items()},
-                         "layer1_at_chance": all(not (t["above"] or t["below"]) for t in first_layer.values())},
+                         "layer1_at_chance": all(not (t["above"] or t["below"]) for t in first_layer.values()),
+                         "closed_form_rescaling": closed_form_gaps(recency.files, closed_form_settings)},
             "passed": all(row["agrees"] for row in rows)}
 
 

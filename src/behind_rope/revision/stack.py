@@ -103,6 +103,14 @@ def gram_layer(coefficients: torch.Tensor, gram: torch.Tensor, dim: int, setting
     return scores, out + coefficients if setting.residual else out
 
 
+def layernorm_rescaling(coefficients: torch.Tensor, gram: torch.Tensor, dim: int) -> torch.Tensor:
+    """1 / std over coordinates of each token (n, S): the factor by which a LayerNorm rescales it (version 2's
+    h(j) for the layer-1 output; behind_rope.revision.closed_form)."""
+    projected = coefficients @ gram
+    mean = projected[..., -1] / dim
+    return torch.rsqrt((projected * coefficients).sum(-1) / dim - mean**2 + EPS)
+
+
 def sample_gram(n: int, seq_len: int, dim: int, rng: np.random.Generator) -> torch.Tensor:
     """Gram matrices (n, S + 2, S + 2) of z_1 .. z_S, z_shared ~ N(0, I_d) and u = (1, ..., 1), drawn exactly.
 
@@ -148,13 +156,15 @@ def recency(setting: Setting, seq_len: int, layers: int, batch_size: int, max_ch
             progress: bool = True) -> dict:
     """RP per layer over ``batch_size`` sequences, with the covariance across layers of the sequences' own
     frequencies (so a layer's standard error, and that of two layers' difference, follow), the share of ties,
-    and the mean pre-softmax scores per layer (the revision's Figure 1)."""
+    the mean pre-softmax scores per layer (the revision's Figure 1), and the mean factor by which a LayerNorm
+    would rescale each position of the layer-1 output (the closed form h(j) of behind_rope.revision.closed_form)."""
     rng = np.random.default_rng(seed)
     index = triples(seq_len)
     sums = torch.zeros(layers, dtype=torch.float64)
     products = torch.zeros(layers, layers, dtype=torch.float64)
     score_sums = torch.zeros(layers, seq_len, seq_len, dtype=torch.float64)
     tie_sums = torch.zeros(layers, dtype=torch.float64)
+    rescaling_sums = torch.zeros(seq_len, dtype=torch.float64)
     step = chunk_sequences(seq_len, max_chunk_mb)
     for start in tqdm(range(0, batch_size, step), desc="recency", unit="chunk", disable=not progress):
         n = min(step, batch_size - start)
@@ -163,6 +173,8 @@ def recency(setting: Setting, seq_len: int, layers: int, batch_size: int, max_ch
         frequencies = torch.empty(n, layers, dtype=torch.float64)
         for depth in range(layers):
             scores, tokens = gram_layer(tokens, gram, setting.dim, setting)
+            if depth == 0:
+                rescaling_sums += layernorm_rescaling(tokens, gram, setting.dim).sum(0)
             frequencies[:, depth], ties = later_wins(scores, index)
             tie_sums[depth] += ties.sum()
             score_sums[depth] += scores.sum(0)
@@ -173,4 +185,5 @@ def recency(setting: Setting, seq_len: int, layers: int, batch_size: int, max_ch
     return {"sequences": batch_size, "triples": len(index[0]), "rp": mean.tolist(),
             "standard_error": (covariance.diagonal().clamp(min=0) / batch_size).sqrt().tolist(),
             "covariance": covariance.tolist(), "tie_share": (tie_sums / batch_size).tolist(),
+            "layer1_rescaling": (rescaling_sums / batch_size).tolist(),
             "mean_scores": (score_sums / batch_size).numpy(), "chunk_sequences": step}
