@@ -23,7 +23,8 @@ statistics, its verdicts against the first arm's, and the twins' summed training
     python benchmarks/cpu_invariance.py --update-docs    # also write them into docs/results.md
     python benchmarks/cpu_invariance.py --arms bf16 float32   # only these arms
     python benchmarks/cpu_invariance.py --keep DIR       # keep the copies in DIR/<arm>
-    python benchmarks/cpu_invariance.py --reuse DIR      # decide again from copies kept earlier (no training)
+    python benchmarks/cpu_invariance.py --reuse DIR      # decide again from copies kept earlier (no training);
+                                                         # --note says where each came from
     python benchmarks/cpu_invariance.py --speed 300      # only the training speed: the NoPE twin's first 300
                                                          # steps in bf16 and float32, side by side, 1 thread each
                                                          # (with --update-docs, into docs/performance.md)
@@ -243,6 +244,7 @@ def main() -> None:
                         help="the arms to run (default: all; with --speed, float32 and bf16, one per core)")
     parser.add_argument("--per-seed", action="store_true", help="also print each seed's statistics, arm by arm")
     parser.add_argument("--speed", type=int, metavar="STEPS", help="only time STEPS training steps per arm")
+    parser.add_argument("--note", default="", help="with --reuse: where each kept arm came from, for the table's header")
     args = parser.parse_args()
     config = load()
     if args.speed:
@@ -272,7 +274,8 @@ def main() -> None:
     text = (f"_Measured by `python benchmarks/cpu_invariance.py --update-docs`: every twin and run claim C3 reads, at "
             f"the default scale, once per arm on 2 cores{took}. Arms: `float32`, the twins trained in float32 (what "
             "`auto` does on a CPU); `bf16`, in bf16 autocast; `avx2`, float32 on the kernels of a CPU without AVX-512, "
-            "emulated; `portable`, float32 on PyTorch's portable kernels (`ATEN_CPU_CAPABILITY=default`)._\n\n"
+            "emulated; `portable`, float32 on PyTorch's portable kernels (`ATEN_CPU_CAPABILITY=default`)."
+            + (f" {args.note}" if args.note else "") + "_\n\n"
             + probe + "\n\n" + table(results, args.per_seed) + "\n\n" + timing_table(training))
     print(text)
     print(json.dumps({arm: claim["outcome"] for arm, claim in results.items()}))
