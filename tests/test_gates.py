@@ -57,7 +57,7 @@ def test_the_readme_claims_table_says_what_the_verdict_gate_holds():
 
     text = (ROOT / "README.md").read_text()
     table = text.split("<!-- readme_claims:start -->")[1].split("<!-- readme_claims:end -->")[0]
-    found = dict(re.findall(r"^\| (C\w+) \| .* \| \*\*(PASS|FAIL|UNDECIDED)\*\* \|$", table, re.MULTILINE))
+    found = dict(re.findall(r"^\| ([CR]\w+) \| .* \| \*\*(PASS|FAIL|UNDECIDED)\*\* \|$", table, re.MULTILINE))
     expected = json.loads((ROOT / "tests" / "expected_verdicts.json").read_text())["verdicts"]
     assert found == {path.split(".")[0]: outcome for path, outcome in expected.items() if path.endswith(".outcome")
                      and path.count(".") == 1}
@@ -133,7 +133,7 @@ def test_the_cycle_check_finds_a_deferred_cycle(tmp_path):
 
 def test_the_library_is_one_subpackage_per_stage_each_saying_what_it_owns():
     package = ROOT / "src" / "behind_rope"
-    stages = {"theory", "simulation", "data", "twins", "llm", "position", "claims", "figures", "paper"}
+    stages = {"theory", "simulation", "data", "twins", "llm", "position", "revision", "claims", "figures", "paper"}
     subpackages = {path.parent.name for path in package.glob("*/__init__.py")}
     assert stages | {"maths", "capture", "experiments", "pipeline", "cli"} == subpackages
     for name in subpackages:

@@ -99,7 +99,8 @@ def test_every_key_value_pattern_holds_values_in_the_expected_file():
 def test_the_expected_file_covers_every_claim():
     expected = json.loads(EXPECTED.read_text())
     claims = {path.split(".")[0] for path in expected["verdicts"]}
-    assert claims == {"C1", "C2", "C3", "C4", "C5a", "C5b", "C5c", "C5d", "C6", "C7", "C8a", "C8b", "C9"}
+    assert claims == {"C1", "C2", "C3", "C4", "C5a", "C5b", "C5c", "C5d", "C6", "C7", "C8a", "C8b", "C9", "R0", "R1", "R2", "R3",
+                      "R4", "R5"}
     assert expected["scale"] == "default"
 
 

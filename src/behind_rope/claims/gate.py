@@ -3,8 +3,8 @@
 ``tests/expected_verdicts.json`` holds, for the default scale, every verdict of results/claims.json
 that does not rest on a single training seed (each claim's outcome, PASS, FAIL or UNDECIDED, and whether each
 of its preconditions holds; each claim's criteria, its checks', each model's, each
-statistic over the seeds, each control's and each Figure 3 panel's, and whether each simulation run
-and control of C2 and C4 shows the effect) and a few key measured values with a tolerance each.  CI
+statistic over the seeds and each control's, and whether each simulation run and control of C2, C4 and
+R1-R5 shows the effect; Figure 3's panels are recorded, not gated) and a few key measured values with a tolerance each.  CI
 runs the default workflow once and fails when a verdict differs or a value leaves its tolerance, so
 no change can flip a verdict unnoticed.  Changing a verdict on
 purpose means rewriting that file (``python -m behind_rope verdict-gate --write``) in the same
@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import fnmatch
 
-# Verdicts that rest on one seed may differ between CPUs (float32 kernels): they are recorded, not gated.
-SINGLE_SEED = ("C3.measured.seeds.*", "C3.measured.controls.untrained.seeds.*", "C3.measured.sanity.*")
+# Verdicts that rest on one seed may differ between CPUs (float32 kernels): they are recorded, not gated.  So
+# are Figure 3's panels, recorded beside C3 and deciding nothing: over five seeds, panel (i) passes on AVX2
+# kernels and fails on AVX-512 ones (benchmarks/cpu_invariance.py, docs/results.md).
+NOT_GATED = ("C3.measured.seeds.*", "C3.measured.controls.untrained.seeds.*", "C3.measured.sanity.*",
+             "C3.measured.panels.*")
 # The verdict of one run or control of a claim about the simulations (C2, C4): "passed" would misname it.
 RUN_VERDICT = "shows_effect"
 
@@ -55,11 +58,11 @@ def _leaves(tree, prefix=""):
 
 def verdicts(claims: dict) -> dict[str, bool | str]:
     """Every gated verdict: each claim's ``outcome`` (PASS, FAIL or UNDECIDED) and ``passed``, and every boolean
-    ``passed``, ``shows_effect`` or check below it (its preconditions' among them), except those that rest on
-    one seed."""
+    ``passed``, ``shows_effect`` or check below it (its preconditions' among them), except those of
+    ``NOT_GATED``."""
     found = {}
     for path, value in _leaves(claims):
-        if any(fnmatch.fnmatch(path, pattern) for pattern in SINGLE_SEED):
+        if any(fnmatch.fnmatch(path, pattern) for pattern in NOT_GATED):
             continue
         parts = path.split(".")
         if isinstance(value, str) and len(parts) == 2 and parts[1] == "outcome":

@@ -260,9 +260,21 @@ def summary_lines(claims: dict) -> list[str]:
 
 
 def published_table(claim_r0_record: dict) -> str:
-    """Markdown: our RP beside each value the authors publish, the difference and our noise."""
-    rows = ["| setting | layer | published | ours | difference | tolerance (99 %) | agrees |", "|---|---|---|---|---|---|---|"]
+    """Markdown, one row per setting: each published value beside ours, with the difference (in bold where it
+    exceeds R0's tolerance), and the largest tolerance of the row."""
+    by_setting: dict[str, dict[int, dict]] = {}
     for row in claim_r0_record["measured"]["published"]:
-        rows.append(f"| {row['setting']} | {row['layer']} | {row['published']:.4f} | {row['ours']:.4f} | "
-                    f"{row['difference']:+.4f} | {row['tolerance']:.4f} | {'yes' if row['agrees'] else '**no**'} |")
-    return "\n".join(rows)
+        by_setting.setdefault(row["setting"], {})[row["layer"]] = row
+    layers = sorted({layer for rows in by_setting.values() for layer in rows})
+    lines = ["| setting | " + " | ".join(f"layer {layer}: published / ours (difference)" for layer in layers)
+             + " | tolerance (99 %) |", "|---" * (len(layers) + 2) + "|"]
+    for setting, rows in by_setting.items():
+        cells = []
+        for layer in layers:
+            row = rows.get(layer)
+            difference = f"{row['difference']:+.4f}" if row else ""
+            cells.append(f"{row['published']:.4f} / {row['ours']:.4f} ("
+                         + (difference if row["agrees"] else f"**{difference}**") + ")" if row else "")
+        tolerance = max(row["tolerance"] for row in rows.values())
+        lines.append(f"| {setting} | " + " | ".join(cells) + f" | {tolerance:.4f} |")
+    return "\n".join(lines)
