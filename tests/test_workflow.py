@@ -30,8 +30,11 @@ def test_every_figure_claim_log_and_benchmark_is_written(smoke_run):
         for suffix in ("pdf", "png"):
             assert (smoke_run / "figures" / f"{name}.{suffix}").stat().st_size > 1000
     claims = json.loads((smoke_run / "results" / "claims.json").read_text())
-    assert set(claims) == {"C1", "C2", "C3", "C4", "C5a", "C5b", "C5c", "C5d", "C6", "C7", "C8a", "C8b", "C9"}
+    assert set(claims) == {"C1", "C2", "C3", "C4", "C5a", "C5b", "C5c", "C5d", "C6", "C7", "C8a", "C8b", "C9",
+                           "R0", "R1", "R2", "R3", "R4", "R5"}
     position = json.loads((smoke_run / "results" / "claims" / "position.json").read_text())
+    revision = json.loads((smoke_run / "results" / "claims" / "revision.json").read_text())
+    assert all(revision[name]["measured"] == claims[name]["measured"] for name in revision)
     # claims.json adds, to each, its pre-registered quote, the commit of its criterion and its outcome (and, when
     # UNDECIDED, what would decide it)
     added = ("paper", "criterion_commit", "outcome", "undecided")
