@@ -30,7 +30,8 @@ def revision_values(claims: dict) -> dict[str, str]:
     r0, r1 = claims["R0"]["measured"], claims["R1"]["measured"]
     first = sorted({layer for layer in r1["first_layer_below"].values() if layer is not None})
     c2 = claims["C2"]["measured"].get("without_normalisation", {})
-    deeper = [value for layers in c2.values() for layer, value in layers.items() if int(layer) >= 2]
+    layers = sorted({int(layer) for values in c2.values() for layer in values})
+    by_layer = [f"layer~{layer}: " + listing(number(values[str(layer)]) for values in c2.values()) for layer in layers]
     return {
         "r0.agreeing": str(r0["agreeing"]), "r0.published": str(len(r0["published"])),
         "r0.largest_gap": number(max(abs(row["difference"]) for row in r0["published"]), 4),
@@ -40,7 +41,8 @@ def revision_values(claims: dict) -> dict[str, str]:
                                          if isinstance(entry, dict)), 4),
         "r0.closed_form_derivation": ("is, symbolically," if r0["closed_form_rescaling"]["derivation_matches_notebook"]
                                       else "is not"),
-        "c2.without_normalisation_locality": (f"{number(min(deeper))} to {number(max(deeper))}" if deeper else "n/a"),
+        "c2.without_normalisation_locality": "; ".join(by_layer) or "n/a",
+        "c2.without_normalisation_variants": listing(tex_escape(name) for name in c2) or "none",
     }
 
 
