@@ -42,7 +42,7 @@ def revision_values(claims: dict) -> dict[str, str]:
         "r0.closed_form_derivation": ("is, symbolically," if r0["closed_form_rescaling"]["derivation_matches_notebook"]
                                       else "is not"),
         "c2.without_normalisation_locality": "; ".join(by_layer) or "n/a",
-        "c2.without_normalisation_variants": listing(tex_escape(name) for name in c2) or "none",
+        "c2.without_normalisation_variants": listing(tex_escape(name) for name in c2) if c2 else "none",
     }
 
 
