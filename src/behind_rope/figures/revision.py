@@ -3,6 +3,8 @@ the alpha sweeps, drawn from results/revision/<setting>.json."""
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -10,7 +12,7 @@ from behind_rope.atomic import read_json
 from behind_rope.figures.plotting import below_diagonal, layer_axis, layer_grid, style_panel
 
 NORM_NAMES = {"none": "no normalisation", "layernorm": "LayerNorm"}
-Z99 = 2.576  # the claims' 99 % intervals (config/claims.yaml, R0-R5)
+Z99 = NormalDist().inv_cdf(0.995)  # the claims' 99 % intervals (config/claims.yaml, R0-R5)
 
 
 def describe(setting: dict) -> str:

@@ -87,13 +87,20 @@ def input_coefficients(n: int, seq_len: int, dim: int, alpha: float) -> torch.Te
     return (coefficients / math.sqrt(dim)).expand(n, -1, -1)
 
 
+def _coordinate_moments(coefficients: torch.Tensor, projected: torch.Tensor, dim: int):
+    """Each token's mean over its coordinates, x · u / d, and 1 / √(variance + eps): what a LayerNorm subtracts
+    and multiplies by (``projected``: the tokens' inner products with the basis, ``coefficients @ gram``)."""
+    mean = projected[..., -1] / dim
+    return mean, torch.rsqrt((projected * coefficients).sum(-1) / dim - mean**2 + EPS)
+
+
 def gram_layer(coefficients: torch.Tensor, gram: torch.Tensor, dim: int, setting: Setting):
     """:func:`layer` on tokens given as ``coefficients`` (n, S, p) over a basis whose last vector is the
     all-ones u, with the basis' Gram matrix ``gram`` (n, p, p): (scores, the output's coefficients)."""
     y, projected = coefficients, coefficients @ gram  # projected: each token's inner products with the basis
     if setting.norm == "layernorm":
-        mean = projected[..., -1] / dim  # x · u / d, the mean over coordinates
-        scale = torch.rsqrt((projected * coefficients).sum(-1) / dim - mean**2 + EPS).unsqueeze(-1)
+        mean, scale = _coordinate_moments(coefficients, projected, dim)
+        scale = scale.unsqueeze(-1)
         y = coefficients.clone()
         y[..., -1] -= mean
         y = y * scale
@@ -106,9 +113,7 @@ def gram_layer(coefficients: torch.Tensor, gram: torch.Tensor, dim: int, setting
 def layernorm_rescaling(coefficients: torch.Tensor, gram: torch.Tensor, dim: int) -> torch.Tensor:
     """1 / std over coordinates of each token (n, S): the factor by which a LayerNorm rescales it (version 2's
     h(j) for the layer-1 output; behind_rope.revision.closed_form)."""
-    projected = coefficients @ gram
-    mean = projected[..., -1] / dim
-    return torch.rsqrt((projected * coefficients).sum(-1) / dim - mean**2 + EPS)
+    return _coordinate_moments(coefficients, coefficients @ gram, dim)[1]
 
 
 def sample_gram(n: int, seq_len: int, dim: int, rng: np.random.Generator) -> torch.Tensor:
