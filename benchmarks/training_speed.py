@@ -7,7 +7,7 @@ divides it by a 2,048 x 2,048 float32 matrix product's rate on one thread, measu
 
 Arms, each adding one lever to the one before:
 - ``as before``: ``model(input_ids, labels=...).loss``, transformers' loss;
-- ``fused loss``: the loss over the output by behind_rope.twins.train.NextTokenCrossEntropy;
+- ``fused loss``: the output layer and the loss by behind_rope.twins.train.NextTokenCrossEntropy, in chunks of tokens;
 - ``compiled body``: and the decoder body compiled by torch.compile (what training does by default);
 - ``5 seeds stacked``: the second arm's computation for five seeds at once, every weight with a seed axis and
   every product batched over the seeds (rate per seed-step): a lever where the Python of a step, not its
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from behind_rope.config import load  # noqa: E402
 from behind_rope.experiments.steps import twin_settings  # noqa: E402
 from behind_rope.twins.model import TwinSize, build_twin  # noqa: E402
-from behind_rope.twins.train import NextTokenCrossEntropy, compiled_body, next_token_loss  # noqa: E402
+from behind_rope.twins.train import LOSS_CHUNK, NextTokenCrossEntropy, compiled_body, next_token_loss  # noqa: E402
 from results_doc import PERFORMANCE, update  # noqa: E402
 
 STACKED_SEEDS = 5
@@ -114,9 +114,7 @@ class StackedTwins(torch.nn.Module):
             h = h + self.linear(F.silu(gate) * up, f"{p}.mlp.down_proj.weight")
         h = self.norm(h, "model.norm.weight").reshape(seeds, batch, length, -1)[:, :, :-1]
         h = h.reshape(seeds, -1, h.shape[-1])
-        # One product per seed: the fused loss overwrites its logits in the backward, which must not be views of
-        # one tensor that all seeds share.
-        return torch.stack([NextTokenCrossEntropy.apply(h[s] @ embed[s].T, ids[s, :, 1:].reshape(-1))
+        return torch.stack([NextTokenCrossEntropy.apply(h[s], embed[s], ids[s, :, 1:].reshape(-1), LOSS_CHUNK)
                             for s in range(seeds)])
 
 

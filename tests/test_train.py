@@ -226,14 +226,32 @@ def test_a_body_that_fails_to_compile_trains_uncompiled_after_a_warning(tmp_path
     assert not summary["compiled"] and len(history) == SETTINGS.steps
 
 
-def test_the_fused_loss_returns_the_gradient_in_the_logits_dtype():
-    """Under bf16 autocast the output layer's logits are bf16: their gradient must come back in bf16."""
+def test_the_chunked_loss_is_the_unchunked_one_with_the_same_gradients():
+    """Chunks of 5 tokens, the last one short: the loss and both gradients are the plain formula's."""
     from behind_rope.twins.train import NextTokenCrossEntropy
 
-    logits = torch.randn(6, 5, dtype=torch.bfloat16, requires_grad=True)
+    generator = torch.Generator().manual_seed(0)
+    hidden = torch.randn(23, 8, generator=generator, requires_grad=True)
+    weight = torch.randn(11, 8, generator=generator, requires_grad=True)
+    targets = torch.randint(0, 11, (23,), generator=generator)
+    reference = torch.nn.functional.cross_entropy(hidden @ weight.T, targets)
+    expected = torch.autograd.grad(3.0 * reference, [hidden, weight])
+    loss = NextTokenCrossEntropy.apply(hidden, weight, targets, 5)
+    got = torch.autograd.grad(3.0 * loss, [hidden, weight])
+    assert loss.item() == pytest.approx(reference.item(), rel=1e-6)
+    for a, b in zip(expected, got, strict=True):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_the_fused_loss_returns_the_gradient_in_the_hidden_states_dtype():
+    """Under bf16 autocast the decoder's output is bf16: its gradient must come back in bf16."""
+    from behind_rope.twins.train import NextTokenCrossEntropy
+
+    hidden = torch.randn(6, 4, dtype=torch.bfloat16, requires_grad=True)
+    weight = torch.randn(5, 4, requires_grad=True)
     targets = torch.tensor([0, 1, 2, 3, 4, 0])
-    NextTokenCrossEntropy.apply(logits * 1, targets).backward()
-    assert logits.grad.dtype == torch.bfloat16
-    expected = torch.softmax(logits.detach().float(), -1)
+    NextTokenCrossEntropy.apply(hidden * 1, weight, targets, 4).backward()
+    assert hidden.grad.dtype == torch.bfloat16 and weight.grad.dtype == torch.float32
+    expected = torch.softmax(hidden.detach().float() @ weight.detach().T, -1)
     expected[torch.arange(6), targets] -= 1
-    torch.testing.assert_close(logits.grad.float(), expected / 6, rtol=2e-2, atol=2e-3)
+    torch.testing.assert_close(hidden.grad.float(), expected @ weight.detach() / 6, rtol=2e-2, atol=2e-3)
