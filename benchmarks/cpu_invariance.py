@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "src"))
 from behind_rope import atomic  # noqa: E402
 from behind_rope.claims.decide import claim_c3  # noqa: E402
-from behind_rope.claims.gate import verdicts  # noqa: E402
+from behind_rope.claims.gate import leaves, verdicts  # noqa: E402
 from behind_rope.claims.outcome import settle  # noqa: E402
 from behind_rope.claims.panels import panel_statistics  # noqa: E402
 from behind_rope.config import claim_arguments, load  # noqa: E402
@@ -174,14 +174,22 @@ def table(results: dict[str, dict], per_seed: bool = False) -> str:
         rows.append(f"| {arm} | {', '.join(panels) or 'none'} | {', '.join(controls) or 'none'} |")
     # Every verdict the gate holds C3 to (tests/expected_verdicts.json): the claim's, its checks', each
     # statistic's over the seeds, each control's and each panel's; each arm against the first.
+    # The statistics' own verdicts are gated only where the power precondition holds (behind_rope.claims.gate);
+    # those recorded instead are compared too, so that a flip the gate does not hold is still shown.
     gated = {arm: verdicts({"C3": claim}) for arm, claim in results.items()}
+    recorded = {arm: {path: value for path, value in leaves({"C3": claim}) if isinstance(value, bool)
+                      and path.split(".")[-1] == "passed" and ".seeds." not in path and path not in gated[arm]}
+                for arm, claim in results.items()}
     first, *others = gated
     rows.append("")
     for arm in others:
         differing = sorted(path for path in gated[first] if gated[first][path] != gated[arm].get(path))
         rows.append(f"Every one of the {len(gated[first])} verdicts of C3 that the verdict gate holds is the same in the "
                     f"arms {first} and {arm}." if not differing else
-                    f"**These verdicts of C3 differ between the arms {first} and {arm}:** {', '.join(differing)}")
+                    f"**These verdicts of C3 differ between the arms {first} and {arm}:** {', '.join(differing)}.")
+        moved = sorted(path for path in recorded[first] if recorded[first][path] != recorded[arm].get(path))
+        if moved:
+            rows.append(f"Recorded and not gated, these differ between {first} and {arm}: {', '.join(moved)}.")
     return "\n".join(rows)
 
 

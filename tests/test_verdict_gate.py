@@ -81,6 +81,20 @@ def test_verdicts_that_rest_on_one_seed_are_not_gated():
     assert not any(".seeds." in path for path in gated)
 
 
+def test_statistics_over_seeds_are_gated_only_where_the_power_precondition_holds():
+    """An underpowered probe's statistics cannot resolve their bound: a flip of them is not a changed decision.
+    With the power precondition met, the same flip fails the gate."""
+    for power, gated in ((False, False), (True, True)):
+        claims = copy.deepcopy(CLAIMS)
+        claims["C3"] |= {"outcome": "UNDECIDED", "preconditions": {"power": {"passed": power}}}
+        flipped = copy.deepcopy(claims)
+        flipped["C3"]["measured"]["probe"]["statistics"]["amplification"]["passed"] = True
+        flipped["C3"]["measured"]["checks"]["amplification_on_iid_tokens"] = True
+        assert bool(compare(flipped, expected_from(claims, "default"))) is gated
+        kept = verdicts(claims)
+        assert "C3.preconditions.power.passed" in kept and "C3.measured.checks.training_sanity" in kept
+
+
 def test_a_simulation_run_or_control_that_stops_showing_the_effect_fails_the_gate():
     claims = {"C2": {"passed": True, "measured": {"runs": {"causal": {"shows_effect": True}},
                                                   "controls": {"noncausal": {"shows_effect": False}}}}}

@@ -3,8 +3,9 @@
 ``tests/expected_verdicts.json`` holds, for the default scale, every verdict of results/claims.json
 that does not rest on a single training seed (each claim's outcome, PASS, FAIL or UNDECIDED, and whether each
 of its preconditions holds; each claim's criteria, its checks', each model's, each
-statistic over the seeds and each control's, and whether each simulation run and control of C2, C4 and
-R1-R5 shows the effect; Figure 3's panels are recorded, not gated) and a few key measured values with a tolerance each.  CI
+statistic over the seeds and each control's where the claim's probe has the power to resolve them, and whether
+each simulation run and control of C2, C4 and R1-R5 shows the effect; Figure 3's panels are recorded, not
+gated) and a few key measured values with a tolerance each.  CI
 runs the default workflow once and fails when a verdict differs or a value leaves its tolerance, so
 no change can flip a verdict unnoticed.  Changing a verdict on
 purpose means rewriting that file (``python -m behind_rope verdict-gate --write``) in the same
@@ -20,6 +21,13 @@ import fnmatch
 # kernels and fails on AVX-512 ones (benchmarks/cpu_invariance.py, docs/results.md).
 NOT_GATED = ("C3.measured.seeds.*", "C3.measured.controls.untrained.seeds.*", "C3.measured.sanity.*",
              "C3.measured.panels.*")
+# A claim's statistics over trained seeds decide only where its power precondition holds: where it does not, the
+# claim is UNDECIDED and its probe cannot resolve the bound, so the statistics' verdicts (and their controls',
+# the same statistics on other runs) are recorded, not gated.  Over five seeds, C3's layer-2 locality gave FAIL
+# (2 of 5 seeds, interval [0.43, 1.13]) on AVX-512 kernels and PASS (4 of 5, [0.91, 1.03]) on emulated AVX2 ones,
+# with the power precondition unmet in both (docs/results.md, "Does C3 depend on the machine?").
+GATED_ONLY_WITH_POWER = {"C3": ("C3.measured.probe.*", "C3.measured.controls.*", "C3.measured.checks.*_on_iid_tokens",
+                                "C3.measured.checks.no_mask_probe_fails", "C3.measured.checks.untrained_twin_fails")}
 # The verdict of one run or control of a claim about the simulations (C2, C4): "passed" would misname it.
 RUN_VERDICT = "shows_effect"
 
@@ -47,11 +55,11 @@ KEY_VALUES = {
 }
 
 
-def _leaves(tree, prefix=""):
+def leaves(tree, prefix=""):
     """(dotted path, value) of every leaf of a JSON tree."""
     if isinstance(tree, dict):
         for key, value in tree.items():
-            yield from _leaves(value, f"{prefix}.{key}" if prefix else str(key))
+            yield from leaves(value, f"{prefix}.{key}" if prefix else str(key))
     else:
         yield prefix, tree
 
@@ -59,10 +67,13 @@ def _leaves(tree, prefix=""):
 def verdicts(claims: dict) -> dict[str, bool | str]:
     """Every gated verdict: each claim's ``outcome`` (PASS, FAIL or UNDECIDED) and ``passed``, and every boolean
     ``passed``, ``shows_effect`` or check below it (its preconditions' among them), except those of
-    ``NOT_GATED``."""
+    ``NOT_GATED``, and those of ``GATED_ONLY_WITH_POWER`` where the claim's power precondition is not met."""
     found = {}
-    for path, value in _leaves(claims):
-        if any(fnmatch.fnmatch(path, pattern) for pattern in NOT_GATED):
+    underpowered = [pattern for name, patterns in GATED_ONLY_WITH_POWER.items()
+                    if claims.get(name, {}).get("preconditions", {}).get("power", {}).get("passed") is False
+                    for pattern in patterns]
+    for path, value in leaves(claims):
+        if any(fnmatch.fnmatch(path, pattern) for pattern in (*NOT_GATED, *underpowered)):
             continue
         parts = path.split(".")
         if isinstance(value, str) and len(parts) == 2 and parts[1] == "outcome":
@@ -77,7 +88,7 @@ def _said(verdict: bool | str) -> str:
 
 
 def key_values(claims: dict) -> dict[str, float]:
-    return {path: value for path, value in _leaves(claims) if isinstance(value, (int, float))
+    return {path: value for path, value in leaves(claims) if isinstance(value, (int, float))
             and not isinstance(value, bool) and any(fnmatch.fnmatch(path, pattern) for pattern in KEY_VALUES)}
 
 
