@@ -172,10 +172,9 @@ def table(results: dict[str, dict], per_seed: bool = False) -> str:
         panels = [letter for letter, panel in claim["measured"]["panels"].items() if panel["passed"]]
         controls = [name for name, control in claim["measured"]["controls"].items() if control["passed"]]
         rows.append(f"| {arm} | {', '.join(panels) or 'none'} | {', '.join(controls) or 'none'} |")
-    # Every verdict the gate holds C3 to (tests/expected_verdicts.json): the claim's, its checks', each
-    # statistic's over the seeds, each control's and each panel's; each arm against the first.
-    # The statistics' own verdicts are gated only where the power precondition holds (behind_rope.claims.gate);
-    # those recorded instead are compared too, so that a flip the gate does not hold is still shown.
+    # Every verdict the gate holds C3 to (behind_rope.claims.gate.verdicts), each arm against the first; then the
+    # verdicts recorded and not gated (the panels', and the statistics' where the probe lacks the power), so that
+    # a flip the gate does not hold is still shown.
     gated = {arm: verdicts({"C3": claim}) for arm, claim in results.items()}
     recorded = {arm: {path: value for path, value in leaves({"C3": claim}) if isinstance(value, bool)
                       and path.split(".")[-1] == "passed" and ".seeds." not in path and path not in gated[arm]}
