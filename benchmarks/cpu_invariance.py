@@ -180,15 +180,19 @@ def table(results: dict[str, dict], per_seed: bool = False) -> str:
                       and path.split(".")[-1] == "passed" and ".seeds." not in path and path not in gated[arm]}
                 for arm, claim in results.items()}
     first, *others = gated
+    differing = {arm: sorted(path for path in gated[first] if gated[first][path] != gated[arm].get(path))
+                 for arm in others}
+    moved = {arm: sorted(path for path in recorded[first] if recorded[first][path] != recorded[arm].get(path))
+             for arm in others}
     rows.append("")
-    for arm in others:
-        differing = sorted(path for path in gated[first] if gated[first][path] != gated[arm].get(path))
+    if not any(differing.values()):
         rows.append(f"Every one of the {len(gated[first])} verdicts of C3 that the verdict gate holds is the same in the "
-                    f"arms {first} and {arm}." if not differing else
-                    f"**These verdicts of C3 differ between the arms {first} and {arm}:** {', '.join(differing)}.")
-        moved = sorted(path for path in recorded[first] if recorded[first][path] != recorded[arm].get(path))
-        if moved:
-            rows.append(f"Recorded and not gated, these differ between {first} and {arm}: {', '.join(moved)}.")
+                    f"arms {', '.join(gated)}.")
+    rows += [f"**These verdicts of C3 differ between the arms {first} and {arm}:** {', '.join(paths)}."
+             for arm, paths in differing.items() if paths]
+    if any(moved.values()):
+        rows.append(f"Recorded and not gated, these differ from {first}'s: "
+                    + "; ".join(f"{arm}: {', '.join(paths)}" for arm, paths in moved.items() if paths) + ".")
     return "\n".join(rows)
 
 
