@@ -63,3 +63,19 @@ def test_a_bigram_or_bag_of_words_twin_fails_competence(kind):
 def test_an_order_position_without_a_next_token_is_refused():
     with pytest.raises(ValueError, match="order-test position"):
         order_gap(ReadsTwoBack(), _held_out(8), [SEQ_LEN - 1])
+
+
+def test_one_pass_over_the_longest_prefix_gives_each_positions_loss_as_its_own_prefix_does():
+    # The causal mask keeps a position's logits from later tokens, so one forward pass serves every position.
+    from behind_rope.twins.competence import _next_token_losses
+
+    model = build_twin(TwinSize(vocab_size=VOCAB, hidden_size=32, layers=2, heads=2, kv_heads=1, head_dim=16,
+                                intermediate_size=48, max_positions=SEQ_LEN), "nope", seed=0).eval()
+    ids = torch.from_numpy(np.random.default_rng(1).integers(0, VOCAB, (40, SEQ_LEN)))
+    together = _next_token_losses(model, ids, POSITIONS, batch_size=16)
+    assert together.shape == (40, len(POSITIONS))
+    for column, position in enumerate(POSITIONS):
+        with torch.no_grad():
+            logits = model(input_ids=ids[:, : position + 1]).logits[:, -1]
+        alone = torch.nn.functional.cross_entropy(logits, ids[:, position + 1], reduction="none").numpy()
+        np.testing.assert_allclose(together[:, column], alone, rtol=1e-5, atol=1e-6)

@@ -22,9 +22,10 @@ def test_the_default_scale_leaves_the_largest_rung_to_the_extended_target():
     assert EXTENDED not in position_models(extended_config(config))  # C6-C9 never read it
     _, figures = table.load(config)
     extended = sorted(name for name, figure in figures.items() if figure.extended)
-    # The all-layer figures decide nothing: every model's is the extended target's.
+    # The all-layer figures decide nothing: every model's is the extended target's; so is the LayerNorm variant of
+    # Figure 2, whose simulations no claim reads.
     assert extended == sorted([f"figS_llm_{model}_all_layers" for model in (*config["llm"]["models"], EXTENDED)]
-                              + ["figS_scale_ladder_extended"])
+                              + ["figS_scale_ladder_extended", "figS_layernorm"])
     assert figures["figS_scale_ladder_extended"].inputs == ("results/extended/claims.json",)
 
 

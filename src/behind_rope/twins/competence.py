@@ -20,13 +20,18 @@ import torch
 
 
 @torch.no_grad()
-def _next_token_losses(model, ids: torch.Tensor, position: int, batch_size: int) -> np.ndarray:
-    """Per sequence, the loss on token ``position + 1`` given tokens ``0..position``."""
+def _next_token_losses(model, ids: torch.Tensor, positions, batch_size: int) -> np.ndarray:
+    """Per sequence (rows) and position (columns), the loss on token ``position + 1`` given tokens ``0..position``.
+
+    One forward pass over tokens ``0..max(positions)`` serves every position: the causal mask keeps each
+    position's logits from the tokens after it."""
+    last = max(positions)
+    picked = torch.as_tensor(list(positions))
     losses = []
     for start in range(0, len(ids), batch_size):
         batch = ids[start : start + batch_size]
-        logits = model(input_ids=batch[:, : position + 1]).logits[:, -1].float()
-        losses.append(torch.nn.functional.cross_entropy(logits, batch[:, position + 1], reduction="none"))
+        logits = model(input_ids=batch[:, : last + 1]).logits[:, picked].float()
+        losses.append(torch.nn.functional.cross_entropy(logits.transpose(1, 2), batch[:, picked + 1], reduction="none"))
     return torch.cat(losses).numpy().astype(np.float64)
 
 
@@ -44,13 +49,16 @@ def order_gap(model, ids: np.ndarray, positions, batch_size: int = 64, seed: int
     over rows, and the gap averaged over the positions (each row's mean over positions, then over rows)."""
     model = model.eval()
     tensor = torch.from_numpy(np.ascontiguousarray(ids)).long()
-    per_row, rows = [], {}
+    positions = list(positions)
     for position in positions:
         if not 1 <= position < ids.shape[1] - 1:
             raise ValueError(f"an order-test position must lie in 1..{ids.shape[1] - 2}, not {position}")
-        ordered = _next_token_losses(model, tensor, position, batch_size)
+    in_order = _next_token_losses(model, tensor, positions, batch_size)
+    per_row, rows = [], {}
+    for position in positions:
+        ordered = in_order[:, positions.index(position)]
         shuffled = _next_token_losses(model, torch.from_numpy(shuffled_context(ids, position, seed + position)).long(),
-                                      position, batch_size)
+                                      [position], batch_size)[:, 0]
         gap = shuffled - ordered
         per_row.append(gap)
         rows[str(position)] = {"gap": float(gap.mean()), "standard_error": _standard_error(gap),
