@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "src"))
 from behind_rope.claims.outcome import part_outcome  # noqa: E402
-from behind_rope.claims.preregistration import history_markdown, load_history  # noqa: E402
+from behind_rope.claims.preregistration import before_and_after, history_markdown, load_history  # noqa: E402
 from behind_rope.experiments.runs import REVISION_CLAIMS  # noqa: E402
 from behind_rope.paper.revision import stance  # noqa: E402
 from behind_rope.revision.claims import published_table  # noqa: E402
@@ -146,12 +146,11 @@ def twins_table(claims: dict, run: Path | None = None) -> str:
     for twin, seed in c3["controls"]["untrained"]["seeds"].items():
         rows.append(f"| {twin} | " + " | ".join(_number(seed["probe"][n], ".4f") for n in names)
                     + f" | {'PASS' if seed['passes_on_its_own'] else 'FAIL'} | {seed['sanity']['validation_loss']:.3f} |")
-    rows += ["", "Figure 3 panel by panel (recorded, not part of C3's verdict): each statistic over the seeds' Gram "
-             "matrices by the same seed rule.", "",
-             "| panel | statistic | mean [95 % interval]; seeds; verdict | panel |", "|---|---|---|---|"]
-    for letter, panel in c3["panels"].items():
-        for k, (name, rule) in enumerate(panel["statistics"].items()):
-            rows.append(f"| ({letter}) | {name} | {_rule(rule)} | {_verdict(panel['passed']) if k == 0 else ''} |")
+    rows += ["", "Figure 3 panel by panel (recorded, not part of C3's verdict), each statistic over the seeds' Gram matrices "
+             "by the same seed rule: " + "; ".join(
+                 f"({letter}) {_verdict(panel['passed'])}: " + ", ".join(f"{name} {_rule(rule)}"
+                                                                        for name, rule in panel["statistics"].items())
+                 for letter, panel in c3["panels"].items()) + "."]
     rope = claims["C4"]["measured"]["trained_rope_twin"]
     rows += ["", "The RoPE twin, recorded beside C4 (`C4.measured.trained_rope_twin`, per layer), meets C4's check in "
              + (", ".join(run for run, evidence in rope.items() if evidence["meets_c4_check"]) or "none of its runs") + "."]
@@ -332,7 +331,24 @@ def position_table(claims: dict) -> str:
                               if row["sink_heads"]) or "none")
                  + f", the rule met in {result['held_out']['layers_meeting_rule']} layers"
                  for model, result in c9["models"].items())]
+    rows += ["", leakage_table(c6["positional_leakage"])]
     rows += [line for name in ("C6", "C7", "C8a", "C8b", "C9") for line in ("", _claim_line(claims, name))]
+    return "\n".join(rows)
+
+
+def leakage_table(leakage: dict) -> str:
+    """Ruscio et al.'s positional leakage (recorded beside C6, deciding nothing): per model and layer, the mean
+    delta R^2 over the heads, with the mask and without it, each as measured and with the query offsets removed."""
+    layers = sorted({layer for record in leakage.values() for layer in record["mask"]}, key=int)
+    rows = ["Positional leakage, recorded beside C6 and deciding nothing: the mean over the heads of delta R^2 "
+            "(R^2 on [i-j, i, j, 1] minus on [i-j, 1], causal pairs), with the mask / with a(i) removed / without the "
+            "mask / without the mask, a(i) removed (figures/figS_positional_leakage):", "",
+            "| model | " + " | ".join(f"layer {layer}" for layer in layers) + " |", "|---|" + "---|" * len(layers)]
+    for model, record in leakage.items():
+        cells = [" / ".join(_number(record[role][layer][key], ".2f") for role in ("mask", "no_mask")
+                            for key in ("mean", "mean_without_offset")) if layer in record["mask"] else ""
+                 for layer in layers]
+        rows.append(f"| {model} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
@@ -368,15 +384,19 @@ def history_table(root: Path = ROOT) -> str:
     return "_From `config/criteria_history.yaml` by `python benchmarks/result_tables.py`._\n\n" + history_markdown(load_history(root))
 
 
-def readme_table(claims: dict, source: str) -> str:
+def readme_table(claims: dict, source: str, root: Path = ROOT) -> str:
     """The README's claims table: each claim's statement as results/claims.json words it, what the revised
-    paper (version 2) does with it, and its outcome."""
-    rows = [f"_From `results/claims.json` of {source}._", "", "| claim | what it says | version 2 | outcome |",
-            "|---|---|---|---|"]
+    paper (version 2) does with it, how many of its criterion's changes were written before and after results
+    were known (config/criteria_history.yaml), and its outcome."""
+    history = load_history(root)
+    rows = [f"_From `results/claims.json` of {source}; criterion changes from `config/criteria_history.yaml`._", "",
+            "| claim | what it says | version 2 | criterion changes, before / after results | outcome |",
+            "|---|---|---|---|---|"]
     for name, claim in claims.items():
         if isinstance(claim, dict) and "statement" in claim:
             said = "its own claim" if name.startswith("R") else stance(name)[0]
-            rows.append(f"| {name} | {claim['statement']} | {said} | **{claim.get('outcome') or _verdict(claim['passed'])}** |")
+            rows.append(f"| {name} | {claim['statement']} | {said} | {before_and_after(history, name)} | "
+                        f"**{claim.get('outcome') or _verdict(claim['passed'])}** |")
     return "\n".join(rows)
 
 
@@ -395,6 +415,18 @@ def revision_table(claims: dict) -> str:
     return "\n".join(lines) + "\n\n" + published_table(claims["R0"])
 
 
+def c4_line(claims: dict) -> str:
+    """C4's verdict, and each causal layer's start deficit against its floor (the simulation's chunks split many
+    times), so that a reader sees how far from the bound each lies."""
+    measured = claims["C4"]["measured"]
+    layers = "; ".join(f"{run} " + ", ".join(f"L{layer} {_number(row['start_deficit'], '+.4f')} "
+                                              f"({_number(row['start_deficit_floor'], '.5f')})"
+                                              for layer, row in result["layers"].items())
+                       for run, result in {**measured["runs"], **measured["controls"]}.items())
+    return (f"{_claim_line(claims, 'C4')}. Start deficit (its floor) by layer: {layers}; the floor from "
+            f"{measured['floor']['splits']} splits of each run's {max(measured['floor']['replicates'].values())} chunks.")
+
+
 def write_tables(claims: dict, source: str, run: Path | None = None, extended: dict | None = None) -> None:
     """Every claims block of docs/results.md and the README, and the criteria history; ``run`` is the run's folder.  The scale
     ladder comes from ``extended`` (the extended target's results/extended/claims.json) when given."""
@@ -407,6 +439,7 @@ def write_tables(claims: dict, source: str, run: Path | None = None, extended: d
               "'uncommitted' (a run outside a git checkout, or with criteria not yet committed); the tables say so.",
               file=sys.stderr)
     update("criteria_history", history_table(), CRITERIA)
+    update("c4", note + c4_line(claims), RESULTS)
     update("twins", note + twins_table(claims, run), RESULTS)
     update("llm", note + llm_table(claims), RESULTS)
     update("ladder", ladder_note + ladder_table(extended) if extended else note + ladder_table(claims), RESULTS)

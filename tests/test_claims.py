@@ -7,11 +7,20 @@ from behind_rope.claims.decide import claim_c1, claim_c2, claim_c3, claim_c4
 from behind_rope.claims.outcome import settle
 
 
-def _metrics(**layer_values):
-    return {"layers": [{"layer": k, "locality": 1.0, "split_half_reliability": 0.99, "start_deficit": -0.1,
-                        "nonrelative_index": 0.5, "relative_share": 0.5, "query_offset_share": 0.3,
-                        "visible_share": 0.2, "sink": 0.0, "start_deficit_visible": -0.1, **layer_values}
-                       for k in (1, 2, 3, 4)]}
+def _metrics(replicate_noise=0.001, **layer_values):
+    """A simulation's metrics; each layer's ten chunks scatter by +-``replicate_noise`` around its start deficit."""
+    metrics = {"layers": [{"layer": k, "locality": 1.0, "split_half_reliability": 0.99, "start_deficit": -0.1,
+                           "nonrelative_index": 0.5, "relative_share": 0.5, "query_offset_share": 0.3,
+                           "visible_share": 0.2, "sink": 0.0, "start_deficit_visible": -0.1, **layer_values}
+                          for k in (1, 2, 3, 4)]}
+    for row in metrics["layers"]:
+        _replicates(row, replicate_noise)
+    return metrics
+
+
+def _replicates(row, noise):
+    row["start_deficit_replicates"] = [row["start_deficit"] + noise * (-1) ** chunk for chunk in range(10)]
+    row["replicate_sizes"] = [2000] * 10
 
 
 DERIVATION = {"checks": [{"name": "x", "passed": True}], "passed": True, "figure1": {"layer2_scores": []}}
@@ -33,7 +42,7 @@ def test_c2_fails_when_a_run_lacks_locality_or_a_control_shows_it():
     assert not claim_c2({"run": good, "control": good}, ["run"], ["control"], 2, 0.9)["passed"]
 
 
-C4 = dict(from_layer=2, min_reliability=0.9, max_start_deficit=0.0)
+C4 = dict(from_layer=2, min_reliability=0.9, max_start_deficit=0.0, floor_splits=200, floor_quantile=0.95)
 
 
 def test_c4_needs_reliable_structure_and_a_negative_start_deficit():
@@ -44,12 +53,39 @@ def test_c4_needs_reliable_structure_and_a_negative_start_deficit():
 
 
 def test_c4_is_decided_from_layer_2_where_the_paper_shows_the_pattern():
-    """A layer-2 start deficit of +0.0016 (the default run's, for alpha = 0) fails C4; from layer 3 on it would pass."""
-    layer_2_raised = _metrics()
+    """A layer-2 start deficit of +0.0016 beyond its floor fails C4; from layer 3 on it would pass."""
+    layer_2_raised = _metrics(replicate_noise=0.0002)
     layer_2_raised["layers"][1]["start_deficit"] = 0.0016
+    _replicates(layer_2_raised["layers"][1], 0.0002)
     control = _metrics(split_half_reliability=0.1)
-    assert not claim_c4({"run": layer_2_raised, "control": control}, ["run"], ["control"], **C4)["passed"]
+    claim = settle(claim_c4({"run": layer_2_raised, "control": control}, ["run"], ["control"], **C4))
+    assert claim["outcome"] == "FAIL"
     assert claim_c4({"run": layer_2_raised, "control": control}, ["run"], ["control"], **C4 | {"from_layer": 3})["passed"]
+
+
+def test_c4_is_undecided_where_a_deficit_lies_within_its_floor_and_says_what_b_would_resolve_it():
+    # Layer 2's +0.0016 among chunks that scatter by 0.01: the data cannot tell its sign.
+    run = _metrics()
+    run["layers"][1]["start_deficit"] = 0.0016
+    _replicates(run["layers"][1], 0.01)
+    run["metadata"] = {"size": {"batch_size": 20_000}}
+    control = _metrics(split_half_reliability=0.1)
+    claim = settle(claim_c4({"run": run, "control": control}, ["run"], ["control"], **C4))
+    precondition = claim["preconditions"]["deficits_resolved"]
+    assert claim["outcome"] == "UNDECIDED" and precondition["unresolved"] == ["run layer 2"]
+    floor = claim["measured"]["runs"]["run"]["layers"]["2"]["start_deficit_floor"]
+    assert floor > 0.0016 and f"{math.ceil(20_000 * (floor / 0.0016) ** 2):,}" in precondition["would_decide"]
+    # A resolved layer that fails decides it anyway, and so does a control that shows the effect.
+    run["layers"][2]["split_half_reliability"] = 0.5
+    assert settle(claim_c4({"run": run, "control": control}, ["run"], ["control"], **C4))["outcome"] == "FAIL"
+
+
+def test_c4s_control_passes_where_the_effect_is_not_the_masks():
+    # A constructed no-mask run with a reliable start deficit beyond its floor: the control shows the effect, so the
+    # mask cannot be credited with it and C4 fails.
+    control_with_the_effect = _metrics()
+    claim = settle(claim_c4({"run": _metrics(), "control": control_with_the_effect}, ["run"], ["control"], **C4))
+    assert claim["measured"]["controls"]["control"]["shows_effect"] and claim["outcome"] == "FAIL"
 
 
 def _twin(locality=1.0, key_slope=0.02, layer_3=None, key_slope_noise=0.001, early_noise=None):
@@ -308,6 +344,18 @@ def test_c5a_passes_with_structure_after_layer_1_and_noise_in_layer_1_on_iid_tok
 ])
 def test_c5a_fails_when_any_of_its_checks_fails(text, iid, no_mask):
     assert not _c5(text, iid, no_mask)["C5a"]["passed"]
+
+
+def test_c5a_counts_a_layer_for_the_mask_only_where_the_same_layer_without_it_is_unstructured():
+    # Layer 2 is structured with and without the mask (a query offset, say): its control passes, and it does not
+    # count, leaving one layer of the mask's where two are needed.  One structured layer elsewhere without the mask
+    # (layer 4 here) does not take away layers 2 and 3.
+    text, iid = [0.9, 0.8, 0.9, 0.9], [0.05, 0.7, 0.4, 0.95]
+    model = _c5(text, iid, no_mask=[0.0, 0.98, 0.0, 0.0])["C5a"]["measured"]["models"]["m"]
+    assert not model["checks"]["iid_structure_from_the_mask"]
+    assert model["iid_layers_with_and_without_the_mask"]["2"] == {"with_mask": 0.7, "without_mask": 0.98,
+                                                                  "counts_for_the_mask": False}
+    assert _c5(text, [0.05, 0.7, 0.9, 0.95], no_mask=[0.0, 0.0, 0.0, 0.62])["C5a"]["passed"]
 
 
 def test_c5b_needs_a_pattern_large_against_the_raw_scores_and_beyond_the_noise():

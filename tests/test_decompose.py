@@ -210,3 +210,20 @@ def test_unconnected_fitted_entries_are_refused():
     scores[2, 1], scores[4, 2] = 1.0, 2.0  # two rows, two offsets, nothing shared
     with pytest.raises(ValueError, match="single constant"):
         decompose(scores, exclude_keys=())
+
+
+def test_positional_leakage_sees_absolute_position_and_not_a_relative_pattern_or_what_the_offsets_carry():
+    from behind_rope.maths.decompose import decompose, positional_leakage
+
+    seq_len = 30
+    query, key = np.indices((seq_len, seq_len))
+    noise = 0.01 * np.random.default_rng(0).normal(size=(seq_len, seq_len))
+    causal = key <= query
+    relative = np.where(causal, np.exp(-(query - key) / 5) + noise, np.nan)
+    key_trend = np.where(causal, 0.1 * key + noise, np.nan)   # absolute position: the later key scores higher
+    stack = np.stack([relative, key_trend])
+    leakage = positional_leakage(stack)
+    assert abs(leakage[0]) < 0.01 and leakage[1] > 0.5
+    # A linear key trend is a(i) = 0.1 i plus r(d) = -0.1 d to the softmax: with the offsets removed, nothing is left.
+    assert np.all(np.abs(positional_leakage(stack, decompose(stack).query_offset)) < 0.01)
+    assert positional_leakage(stack[None]).shape == (1, 2)

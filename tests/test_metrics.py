@@ -109,3 +109,16 @@ def test_within_a_layer_each_matrix_is_normalised_once_and_the_metrics_stay_the_
     assert once["positions"] == {"start_keys": default_measures().start_keys(seq_len),
                                  "late_from": default_measures().late_from(seq_len)}
     assert calls_once < (len(computed) - calls_once) / 2  # and far fewer normalisations
+
+
+def test_a_floor_from_many_splits_is_a_quantile_of_the_split_half_gaps_and_shrinks_with_the_noise():
+    from behind_rope.maths.metrics import split_half_floor
+
+    rng = np.random.default_rng(0)
+    noisy, quiet = rng.normal(0, 1.0, 20), rng.normal(0, 0.1, 20)
+    sizes = [100] * 20
+    wide, narrow = (split_half_floor(v, sizes, splits=400, quantile=0.95) for v in (noisy, quiet))
+    assert 0 < narrow < wide
+    # The gap of one split of equal halves estimates the noise of the mean: sd / sqrt(n), here 1 / sqrt(20).
+    assert 0.5 / 20**0.5 < split_half_floor(noisy, sizes, splits=400, quantile=0.5) < 1.5 / 20**0.5
+    assert np.isnan(split_half_floor([0.3], [100], splits=10, quantile=0.95))

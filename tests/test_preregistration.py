@@ -347,3 +347,15 @@ def test_every_committed_change_of_an_expected_verdict_has_a_row_in_the_history(
     the same commit."""
     monkeypatch.delenv("GIT_CEILING_DIRECTORIES", raising=False)
     assert preregistration.unrecorded_verdict_changes(ROOT) == []
+
+
+def test_each_claim_counts_its_criterion_changes_before_and_after_results_its_group_rows_included():
+    from behind_rope.claims.preregistration import before_and_after
+
+    rows = [{"claims": ["C5"], "after_results": "unknown"}, {"claims": ["C5a", "C6"], "after_results": "no"},
+            {"claims": ["C5a"], "after_results": "yes"}, {"claims": ["C5b"], "after_results": "partly"},
+            {"claims": ["C50"], "after_results": "yes"}]
+    assert before_and_after(rows, "C5a") == "1 before, 1 after, 1 unknown"
+    assert before_and_after(rows, "C5b") == "0 before, 1 after, 1 unknown"
+    assert before_and_after(rows, "C6") == "1 before, 0 after"
+    assert before_and_after(rows, "C7") == "0 before, 0 after"

@@ -2,6 +2,7 @@ import numpy as np
 import torch
 
 from behind_rope.claims.decide import claim_c2, claim_c4
+from behind_rope.claims.outcome import settle
 from behind_rope.maths.metrics import score_file_metrics
 from behind_rope.maths.rope import apply_rope
 from behind_rope.simulation.simulate import SimulationSize, Variant, monte_carlo_layer2_error, sample_inputs, simulate
@@ -12,7 +13,8 @@ SMALL = SimulationSize(batch_size=200, seq_len=10, dim=16, layers=3, chunk_size=
 
 def test_outputs_have_the_documented_shapes_and_mask():
     out = simulate(Variant(alpha=0.2), SMALL, seed=0, progress=False)
-    assert set(out) == {"mean_scores", "half_a", "half_b", "log_z", "log_z_half_a", "log_z_half_b"}
+    assert set(out) == {"mean_scores", "half_a", "half_b", "chunk_means", "chunk_sizes", "log_z", "log_z_half_a",
+                        "log_z_half_b"}
     for name in ("mean_scores", "half_a", "half_b"):
         array = out[name]
         assert array.shape == (3, 10, 10)
@@ -92,7 +94,19 @@ def test_c4_holds_for_causal_rope_and_fails_on_the_non_causal_control():
         "causal": _metrics(Variant(alpha=0.5, rope=True), size),
         "control": _metrics(Variant(alpha=0.5, rope=True, causal=False), size),
     }
-    c4 = dict(from_layer=2, min_reliability=0.9, max_start_deficit=0.0)
-    assert claim_c4(metrics, ["causal"], ["control"], **c4)["passed"]
+    c4 = dict(from_layer=2, min_reliability=0.9, max_start_deficit=0.0, floor_splits=100, floor_quantile=0.95)
+    decided = settle(claim_c4(metrics, ["causal"], ["control"], **c4))
+    assert decided["outcome"] == "PASS", decided["preconditions"]
+    # Four chunks of 1,000 sequences: each layer's floor from their splits, and every layer resolved.
+    assert all(0 < layer["start_deficit_floor"] < abs(layer["start_deficit"])
+               for layer in decided["measured"]["runs"]["causal"]["layers"].values())
     control_alone = claim_c4(metrics, ["control"], [], **c4)
     assert not control_alone["passed"]
+
+
+def test_the_chunks_are_replicates_whose_size_weighted_mean_is_the_mean():
+    size = SimulationSize(batch_size=2500, seq_len=8, dim=16, layers=2, chunk_size=1000)
+    out = simulate(Variant(alpha=0.2), size, seed=0, progress=False)
+    assert out["chunk_means"].shape == (3, 2, 8, 8) and out["chunk_sizes"].tolist() == [1000, 1000, 500]
+    weighted = np.tensordot(out["chunk_sizes"], out["chunk_means"], axes=1) / 2500
+    np.testing.assert_allclose(weighted, out["mean_scores"], rtol=1e-10, equal_nan=True)

@@ -187,12 +187,16 @@ class ScoreRecorder:
                 result[f"{name}_half_a"] = (sums[:, 0] / count[:, 0]).cpu().numpy()
                 result[f"{name}_half_b"] = (sums[:, 1] / count[:, 1]).cpu().numpy()
         if self.query_offsets:  # (layers, heads, queries): a(i) of each head's mean scores, and per half
-            from behind_rope.maths.decompose import decompose
+            from behind_rope.maths.decompose import decompose, positional_leakage
 
             for name, pick in (("", lambda t: t.sum(0)), ("_half_a", lambda t: t[0]), ("_half_b", lambda t: t[1])):
-                heads = [mean(pick(self.head_scores[layer]), pick(self.counts[layer])[None] / self.head_scores[layer].shape[1])
-                         for layer in self.layers]
-                result[f"query_offset{name}"] = decompose(np.stack(heads)).query_offset
+                heads = np.stack([mean(pick(self.head_scores[layer]),
+                                       pick(self.counts[layer])[None] / self.head_scores[layer].shape[1])
+                                  for layer in self.layers])
+                result[f"query_offset{name}"] = decompose(heads).query_offset
+                if not name:  # (layers, heads): each head's positional leakage, and with its offsets a(i) removed
+                    result["leakage"] = positional_leakage(heads)
+                    result["leakage_without_offset"] = positional_leakage(heads, result["query_offset"])
         if self.value_paths:  # (layers, early queries, heads x head_dim), for all sequences and per half
             for name in ("attention_path", "key0_path"):
                 sums = torch.stack([self.path_sums[layer][name] for layer in self.layers])  # (layers, 2, queries, width)

@@ -7,10 +7,12 @@ preconditions do not hold is UNDECIDED (behind_rope.claims.outcome).
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from behind_rope.claims import llm as llm_claims
 from behind_rope.claims.outcome import precondition, settle
+from behind_rope.maths.metrics import split_half_floor
 
 LayerCheck = Callable[[dict], bool]
 
@@ -80,15 +82,34 @@ DECOMPOSITION = ("relative_share", "query_offset_share", "visible_share", "sink"
 
 
 def claim_c4(metrics_by_variant: dict, variants, no_mask_variants, from_layer: int, min_reliability: float,
-             max_start_deficit: float) -> dict:
-    def check(row):
-        return row["split_half_reliability"] >= min_reliability and row["start_deficit"] < max_start_deficit
+             max_start_deficit: float, floor_splits: int, floor_quantile: float) -> dict:
+    """C4 on the RoPE simulation: reliable structure and a start deficit below the bound by more than its floor, in
+    every layer from ``from_layer`` of every causal run, where every no-mask control fails the same check.
 
-    keys = ["split_half_reliability", "start_deficit", "nonrelative_index"]
+    A layer's floor is the sampling noise of its start deficit: the ``floor_quantile`` of the split-half gap over
+    ``floor_splits`` random splits of the simulation's chunks (behind_rope.maths.metrics.split_half_floor).  A
+    causal layer whose deficit lies within its floor of the bound cannot say on which side it lies: C4 is then
+    UNDECIDED, with the B that would resolve it, unless a resolved layer already fails it."""
+    def floor(row):
+        return split_half_floor(row["start_deficit_replicates"], row["replicate_sizes"], floor_splits, floor_quantile)
+
+    def check(row):
+        return (row["split_half_reliability"] >= min_reliability
+                and row["start_deficit"] < max_start_deficit - row["start_deficit_floor"])
+
+    for name in [*variants, *no_mask_variants]:
+        for row in metrics_by_variant[name]["layers"]:
+            row["start_deficit_floor"] = floor(row)
+    keys = ["split_half_reliability", "start_deficit", "start_deficit_floor", "nonrelative_index"]
     claim = _mask_claim(metrics_by_variant, variants, no_mask_variants, from_layer, check, keys)
+    claim["preconditions"] = {"deficits_resolved": _c4_resolution(metrics_by_variant, variants, claim, from_layer,
+                                                                  min_reliability, max_start_deficit)}
     # Recorded: the RoPE base each causal run was simulated with, as its score file says (the paper quotes it).
     claim["measured"]["rope_theta"] = {name: metrics_by_variant[name].get("metadata", {}).get("variant", {})
                                        .get("rope_theta") for name in variants}
+    claim["measured"]["floor"] = {"splits": floor_splits, "quantile": floor_quantile,
+                                  "replicates": {name: len(metrics_by_variant[name]["layers"][0]["replicate_sizes"])
+                                                 for name in [*variants, *no_mask_variants]}}
     # Recorded, not decided: what the softmax can see of each run's non-relative part, every layer.
     claim["measured"]["decomposition"] = {name: {str(row["layer"]): {key: row[key] for key in DECOMPOSITION}
                                                  for row in metrics_by_variant[name]["layers"]}
@@ -96,10 +117,40 @@ def claim_c4(metrics_by_variant: dict, variants, no_mask_variants, from_layer: i
     return {
         "statement": "With the causal mask, RoPE's relative score pattern becomes non-relative, with lower "
         "scores at keys near the start; without the mask it stays relative.",
-        "threshold": f"split-half reliability >= {min_reliability} and start deficit < {max_start_deficit:g} in every layer "
-        f">= {from_layer} of every causal run; every no-mask control fails that check",
+        "threshold": f"split-half reliability >= {min_reliability} and start deficit < {max_start_deficit:g} by more "
+        f"than its floor (the {floor_quantile:g} quantile of the split-half gap over {floor_splits} splits of the "
+        f"simulation's chunks) in every layer >= {from_layer} of every causal run; every no-mask control fails that "
+        "check; UNDECIDED where a causal layer's deficit lies within its floor of the bound",
         **claim,
     }
+
+
+def _c4_resolution(metrics_by_variant: dict, variants, claim: dict, from_layer: int, min_reliability: float,
+                   bound: float) -> dict:
+    """C4's power precondition: every causal layer's start deficit lies farther from the bound than its floor, or
+    a resolved layer (or a control that shows the effect) fails C4 already.  The floor falls as one over the root
+    of B, so the B that would resolve a layer is B x (floor / |deficit - bound|)^2."""
+    unresolved, failing, needed = [], [], 0
+    for name in variants:
+        batch = metrics_by_variant[name].get("metadata", {}).get("size", {}).get("batch_size")
+        for row in _layers_from(metrics_by_variant[name], from_layer):
+            gap, floor = abs(row["start_deficit"] - bound), row["start_deficit_floor"]
+            if row["split_half_reliability"] < min_reliability or (gap > floor and row["start_deficit"] > bound):
+                failing.append(f"{name} layer {row['layer']}")
+            elif not gap > floor:  # a NaN floor (one chunk) leaves the layer unresolved too
+                unresolved.append(f"{name} layer {row['layer']}")
+                if batch and gap > 0 and not math.isnan(floor):
+                    needed = max(needed, math.ceil(batch * (floor / gap) ** 2))
+    control_passes = any(run["shows_effect"] for run in claim["measured"]["controls"].values())
+    decided = not unresolved or bool(failing) or control_passes
+    reason = ("every causal layer's start deficit is farther from the bound than its floor" if not unresolved else
+              f"within the floor: {', '.join(unresolved)}"
+              + ("; decided anyway: " + (", ".join(failing) + " fails it" if failing else "a control passes")
+                 if decided else ""))
+    would_decide = (f"simulation.batch_size of at least {needed:,} (the floor falls as one over the root of B)"
+                    if needed else "more chunks of the simulation (simulation.batch_size / simulation.chunk_size)")
+    return precondition(decided, reason, would_decide if unresolved else "nothing: it is decided",
+                        unresolved=unresolved, failing=failing)
 
 
 def _layer(metrics: dict, layer: int) -> dict:

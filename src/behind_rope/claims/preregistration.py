@@ -126,6 +126,23 @@ def history_markdown(rows) -> str:
     return "\n".join(lines) + "\n"
 
 
+def touches(row: dict, name: str) -> bool:
+    """Whether a history row changed claim ``name``: it names the claim or its group (C5 for C5a, C8 for C8b)."""
+    return any(claim == name or (name.startswith(str(claim)) and name[len(str(claim)):].isalpha())
+               for claim in row.get("claims") or [])
+
+
+def before_and_after(rows, name: str) -> str:
+    """How many of claim ``name``'s criterion changes were written before its results were known and how many
+    after (``after_results`` yes or partly), and how many cannot tell: what the README, docs/results.md and the
+    paper say of each claim, so that no sentence says more than the history shows."""
+    marks = [row["after_results"] for row in rows if touches(row, name)]
+    before = sum(mark == "no" for mark in marks)
+    after = sum(mark in ("yes", "partly") for mark in marks)
+    unknown = len(marks) - before - after
+    return f"{before} before, {after} after" + (f", {unknown} unknown" if unknown else "")
+
+
 def unrecorded_changes(root: Path, files=CONFIG_FILES, history: str = HISTORY_PATH) -> list[tuple[str, list[str]]]:
     """Commits (newest first) that changed some claim's deciding values without a row in the criteria history.
 

@@ -14,13 +14,17 @@ from behind_rope.cli.common import OUTPUT, SETTINGS, arg, step
       arg("--data-stats", required=True), arg("--history", required=True, help="config/criteria_history.yaml"),
       arg("--output-dir", required=True))
 def paper_inputs(args) -> None:
-    from behind_rope.claims.preregistration import load_history
+    from behind_rope.claims.preregistration import before_and_after, load_history
     from behind_rope.paper import document as paper
 
     training = {Path(p).parent.name: atomic.read_json(p) for p in args.training}
-    history = paper.history_latex(load_history(Path.cwd(), args.history))  # rows without a commit get theirs from git
-    values = paper.write_paper_inputs(atomic.read_json(args.claims), training, atomic.read_json(args.data_stats),
-                                      args.settings, paper.git_commit(Path.cwd()), Path(args.output_dir), history)
+    rows = load_history(Path.cwd(), args.history)  # rows without a commit get theirs from git
+    claims = atomic.read_json(args.claims)
+    changes = {name: before_and_after(rows, name) for name, claim in claims.items()
+               if isinstance(claim, dict) and "statement" in claim}
+    values = paper.write_paper_inputs(claims, training, atomic.read_json(args.data_stats), args.settings,
+                                      paper.git_commit(Path.cwd()), Path(args.output_dir), paper.history_latex(rows),
+                                      changes)
     print(f"{len(values)} values -> {args.output_dir}/numbers.tex")
 
 

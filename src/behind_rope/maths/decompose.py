@@ -344,3 +344,32 @@ def softmax_weights(scores: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         weights = np.where(finite, np.exp(scores - top), 0.0)
         return np.where(finite, weights / weights.sum(axis=-1, keepdims=True), np.nan)
+
+
+def _r_squared(design: np.ndarray, values: np.ndarray) -> float:
+    fitted = design @ np.linalg.lstsq(design, values, rcond=None)[0]
+    total = np.sum((values - values.mean()) ** 2)
+    return float(1 - np.sum((values - fitted) ** 2) / total) if total > 0 else float("nan")
+
+
+def positional_leakage(scores: np.ndarray, query_offset: np.ndarray | None = None) -> np.ndarray:
+    """Ruscio et al.'s positional leakage of each matrix of ``scores`` (..., S, S): delta R^2 = R^2(scores ~ [i - j,
+    i, j, 1]) - R^2(scores ~ [i - j, 1]), least squares over the causal pairs j <= i with finite scores, the share of
+    the variance that absolute position explains beyond the offset.  ([i - j, i, j] span what [i, j] span.)
+
+    Its i term also takes up each query's offset a(i), which the softmax cannot see.  With ``query_offset`` (..., S),
+    the offsets of :func:`decompose` are removed from their rows first (rows without one are left out), so what
+    stays is position the softmax can see.  Returns an array of the leading shape; NaN where a matrix is constant."""
+    seq_len = scores.shape[-1]
+    stack = scores.reshape(-1, seq_len, seq_len)
+    offsets = None if query_offset is None else query_offset.reshape(-1, seq_len)
+    query, key = np.tril_indices(seq_len)
+    relative = np.column_stack([np.ones(len(query)), query - key]).astype(float)
+    absolute = np.column_stack([np.ones(len(query)), query, key]).astype(float)
+    out = np.full(len(stack), np.nan)
+    for k, matrix in enumerate(stack):
+        values = matrix[query, key] - (0.0 if offsets is None else offsets[k][query])
+        keep = np.isfinite(values)
+        if keep.sum() > 3:
+            out[k] = _r_squared(absolute[keep], values[keep]) - _r_squared(relative[keep], values[keep])
+    return out.reshape(scores.shape[:-2])

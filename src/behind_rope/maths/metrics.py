@@ -164,6 +164,25 @@ def start_deficit(scores: np.ndarray, start_keys: int, late_from: int) -> float:
     return key_group_contrast(diagonal_normalise(scores), np.arange(start_keys), start_keys, start_keys, late_from)
 
 
+def split_half_floor(values, sizes, splits: int, quantile: float, seed: int = 0) -> float:
+    """The sampling noise of a mean over replicates, from many splits rather than one: over ``splits`` random
+    splits of the replicates into two halves, the ``quantile`` of |mean A - mean B| / 2 (each half's mean weighted
+    by the replicates' ``sizes``), which estimates the noise of the mean of all of them.  For a statistic linear in
+    the scores (a start deficit), each replicate's own value is all it needs.  NaN with fewer than two replicates."""
+    values, sizes = np.asarray(values, dtype=float), np.asarray(sizes, dtype=float)
+    if len(values) < 2:
+        return float("nan")
+    rng = np.random.default_rng(seed)
+    gaps = []
+    for _ in range(splits):
+        first = np.zeros(len(values), dtype=bool)
+        first[rng.permutation(len(values))[: len(values) // 2]] = True
+        mean_a = np.average(values[first], weights=sizes[first])
+        mean_b = np.average(values[~first], weights=sizes[~first])
+        gaps.append(abs(mean_a - mean_b) / 2)
+    return float(np.quantile(gaps, quantile))
+
+
 def key_slopes(scores: np.ndarray) -> np.ndarray:
     """Per query (with at least two earlier unmasked keys): the least-squares slope of score against key position."""
     seq_len = scores.shape[-1]
@@ -365,6 +384,12 @@ def score_file_metrics(data: dict[str, np.ndarray], measures: Measures) -> dict:
                            **spread_ratio(mean, half_a, half_b, measures), **first_keys(mean, half_a, half_b, measures)})
     for layer, layer_type in zip(layers, metadata.get("layer_types", ()), strict=False):
         layer["layer_type"] = layer_type
+    if "chunk_means" in data:  # a simulation's replicates: each chunk's own start deficit (claim C4's floor)
+        for k, layer in enumerate(layers):
+            layer["start_deficit_replicates"] = [
+                start_deficit(chunk[k], measures.start_keys(stack.shape[-1]), measures.late_from(stack.shape[-1]))
+                for chunk in data["chunk_means"]]
+            layer["replicate_sizes"] = [int(n) for n in data["chunk_sizes"]]
     seq_len = stack.shape[-1]
     positions = {"start_keys": measures.start_keys(seq_len), "late_from": measures.late_from(seq_len)}
     return {"metadata": metadata, "positions": positions, "layers": layers}

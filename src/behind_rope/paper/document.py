@@ -121,22 +121,31 @@ def _c4_values(claim: dict, args: dict) -> dict[str, str]:
     first = str(args["from_layer"])
     at_first = {name: run["layers"][first] for name, run in measured["runs"].items() if first in run["layers"]}
     failing = [name for name, row in at_first.items()
-               if not (row["split_half_reliability"] >= args["min_reliability"] and row["start_deficit"] < args["max_start_deficit"])]
+               if not (row["split_half_reliability"] >= args["min_reliability"]
+                       and row["start_deficit"] < args["max_start_deficit"] - row["start_deficit_floor"])]
     controls_pass = [name for name, run in measured["controls"].items() if run["shows_effect"]]
     if claim["passed"]:
         reason = "every causal run meets the check in every layer of the range and the no-mask control does not"
     else:
         reasons = [rf"at layer~{first}, \texttt{{{tex_escape(name)}}} has a reliability of "
                    f"{number(at_first[name]['split_half_reliability'])} and a start deficit of "
-                   f"{number(at_first[name]['start_deficit'], 4)}" for name in failing]
+                   f"{number(at_first[name]['start_deficit'], 4)} (floor {number(at_first[name]['start_deficit_floor'], 4)})"
+                   for name in failing]
         reasons += [rf"the no-mask control \texttt{{{tex_escape(name)}}} meets it" for name in controls_pass]
         reason = "; ".join(reasons) or "a layer after it does not meet it"
+    floors = [layer["start_deficit_floor"] for run in measured["runs"].values() for layer in run["layers"].values()]
+    resolution = claim["preconditions"]["deficits_resolved"]
     return {
         "c4.from_layer": first, "c4.reason": reason,
         "c4.threshold": number(args["min_reliability"]), "c4.deficit_bound": f"{args['max_start_deficit']:g}",
         "c4.min_reliability": number(c4_min, 3), "c4.max_start_deficit": number(max(deficits), 3),
         "c4.control_max_reliability": number(c4_control),
         "c4.layer2_deficits": listing(number(row["start_deficit"], 4) for row in at_first.values()),
+        "c4.floor_range": f"{number(min(floors), 4)} to {number(max(floors), 4)}",
+        "c4.floor_rule": f"the {args['floor_quantile']:g} quantile of the split-half gap over {args['floor_splits']} "
+                         f"random splits of the simulation's {listing(sorted(set(measured['floor']['replicates'].values())))} chunks",
+        "c4.resolution": tex_escape(resolution["reason"] + ("" if resolution["passed"] else
+                                                            f"; what would decide it: {resolution['would_decide']}")),
         "c4.twin_meets": "meets" if twin_on_text and twin_on_text[0]["meets_c4_check"] else "does not meet",
         # the base the runs were simulated with, from their score files (through C4's record), not the config
         "sim.theta": listing(number(int(theta)) for theta in sorted(set(claim["measured"]["rope_theta"].values()))),
@@ -207,8 +216,10 @@ def short_commit(commit: str) -> str:
     return commit[:7] if re.fullmatch(r"[0-9a-f]{7,40}", commit) else commit
 
 
-def claims_rows(claims: dict, values: dict[str, str], entries: dict) -> list[tuple[str, str, str, str, bool]]:
-    """(claim, section and criterion commit, measured, threshold, passed) for each claim, in LaTeX."""
+def claims_rows(claims: dict, values: dict[str, str], entries: dict,
+                changes: dict[str, str] | None = None) -> list[tuple[str, str, str, str, bool]]:
+    """(claim, section, criterion commit and ``changes`` (its criterion changes before and after results were
+    known, behind_rope.claims.preregistration.before_and_after), measured, threshold, passed) per claim, in LaTeX."""
     measured = {
         "C1": f"{values['c1.checks']} of {values['c1.checks_total']} derivation checks pass; "
               f"$\\max|\\text{{theory}}-\\text{{simulation}}| = {values['c1.error']}$ at $E={values['c1.dim']}$",
@@ -246,6 +257,8 @@ def claims_rows(claims: dict, values: dict[str, str], entries: dict) -> list[tup
     for name, claim in claims.items():
         section = tex_escape(section_short(entries[entry_name(name)]["paper"]["section"]))
         provenance = rf"{section}; \texttt{{{tex_escape(short_commit(claim.get('criterion_commit', 'unknown')))}}}"
+        if changes and name in changes:
+            provenance += f"; changes: {tex_escape(changes[name])}"
         rows.append((name, provenance, measured[name], tex_escape(claim["threshold"]), outcome(claim)))
     return rows
 
@@ -408,15 +421,16 @@ def git_commit(root: Path) -> str:
 
 
 def write_paper_inputs(claims: dict, training: dict, data_stats: dict, settings: dict, commit: str,
-                       output_dir: Path, history: str) -> dict[str, str]:
+                       output_dir: Path, history: str, changes: dict[str, str] | None = None) -> dict[str, str]:
     """Write numbers.tex, the tables, claims_table.html, the appendices and the figure environments of
-    every section.  ``history`` is the criteria history in LaTeX (:func:`history_latex`)."""
+    every section.  ``history`` is the criteria history in LaTeX (:func:`history_latex`); ``changes``, per claim,
+    its criterion changes made before and after results were known (:func:`claims_rows`)."""
     values = claim_values(claims, settings) | scale_values(settings, training, data_stats, commit)
     numbers = HEADER + "".join(f"\\defval{{{key}}}{{{text}}}\n" for key, text in sorted(values.items()))
     entries = settings["entries"]
     files = {
         "numbers.tex": numbers,
-        "claims_table.tex": claims_table(claims_rows(claims, values, entries)),
+        "claims_table.tex": claims_table(claims_rows(claims, values, entries, changes)),
         "c3_seeds_table.tex": paper_c3.seeds_table(claims["C3"], settings["training"]["steps"]),
         "c3_panels_table.tex": paper_c3.panels_table(claims["C3"]),
         "c5a_table.tex": paper_llm.c5a_table(claims),

@@ -168,7 +168,10 @@ def c5a_table(claims: dict) -> str:
              "".join(rf"\cmidrule(lr){{{2 + k * width}-{1 + (k + 1) * width}}}" for k in range(len(runs))),
              rf"model & {' & '.join([header] * len(runs))} & C5a \\", r"\midrule"]
     for name, model in models_.items():
-        cells = [number(model[run][str(layer)]["block_reliability"]) for run, _ in runs for layer in layers]
+        counted = model.get("iid_layers_with_and_without_the_mask", {})
+        cells = [number(model[run][str(layer)]["block_reliability"])
+                 + ("*" if run == "iid_tokens" and counted.get(str(layer), {}).get("counts_for_the_mask") else "")
+                 for run, _ in runs for layer in layers]
         lines.append(rf"{model_name(name)} & {' & '.join(cells)} & {verdict(model['passed'])} \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"

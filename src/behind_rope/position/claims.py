@@ -104,6 +104,19 @@ def mask_part_check(arrays: dict, reference: np.ndarray, layers, min_query: int,
             "noise_floor_median": float(np.median([f for row in rows.values() for f in row["floors"]]))}
 
 
+def positional_leakage_record(arrays: dict) -> dict:
+    """Ruscio et al.'s positional leakage of a score file, recorded and deciding nothing: per layer, each head's delta
+    R^2 over the causal pairs, as their code measures it and with each head's query offsets a(i) removed (which its i
+    term takes up and the softmax cannot see; behind_rope.maths.decompose.positional_leakage), and their means."""
+    if "leakage" not in arrays:
+        return {}
+    return {str(layer): {"heads": _floats(arrays["leakage"][k]),
+                         "heads_without_offset": _floats(arrays["leakage_without_offset"][k]),
+                         "mean": _mean(_floats(arrays["leakage"][k])),
+                         "mean_without_offset": _mean(_floats(arrays["leakage_without_offset"][k]))}
+            for layer, k in _layer_index(arrays).items()}
+
+
 def claim_c6(scores, metadata, runs: dict, simulation_runs: dict, layers, min_query: int, min_slope_ratio: float,
              floor_multiple: float, min_head_share: float, min_layers: int, min_resolvable_slope_ratio: float,
              **_) -> dict:
@@ -144,7 +157,12 @@ def claim_c6(scores, metadata, runs: dict, simulation_runs: dict, layers, min_qu
         "is above its floor in every checked layer; every no-mask run fails the same check; decided where the floors "
         f"could see a head at {min_resolvable_slope_ratio:g} x the simulation's slope (else UNDECIDED)",
         "measured": {"models": models, "simulation": simulation, "min_query": min_query,
-                     "min_slope_ratio": min_slope_ratio},  # the figure draws the threshold from it
+                     "min_slope_ratio": min_slope_ratio,  # the figure draws the threshold from it
+                     # Recorded beside C6, deciding nothing: the follow-up line's own measure on the same runs.
+                     "positional_leakage": {model: {role: positional_leakage_record(scores(run))
+                                                    for role, run in (("mask", pair["probe"]),
+                                                                      ("no_mask", pair["no_mask"]))}
+                                            for model, pair in runs.items()}},
         "controls": controls,
         "noise_floor": {"what": "split-half |b_A - b_B| of each head's slope (median over the checked heads)",
                         **{model: m["probe"]["noise_floor_median"] for model, m in models.items()}},
