@@ -316,6 +316,16 @@ def this_checkout() -> str:
     return f"commit {commit}" + (" with uncommitted edits" if edited else "")
 
 
+def keep_copy(work: Path, keep: str) -> None:
+    """Copy the cold run to ``keep``; a copy that fails (a full disk, say) is reported and does not lose the
+    measurements, which the summary holds."""
+    try:
+        shutil.copytree(work, keep, symlinks=True, dirs_exist_ok=True)
+    except (OSError, shutil.Error) as error:
+        print(f"Could not keep the cold run in {keep} ({str(error)[:300]}); the measurements below stand, "
+              "the run's files are gone.", file=sys.stderr)
+
+
 def measure(keep: str | None) -> tuple[dict, dict]:
     """The cold run and everything measured after it: (the summary, the run's claims)."""
     snakemake = [sys.executable, "-m", "snakemake", "--cores", "all"]
@@ -367,7 +377,7 @@ def measure(keep: str | None) -> tuple[dict, dict]:
         chunked_s, chunked_mb = peak_rss_mb(simulate(2000), work)
         single_s, single_mb = peak_rss_mb(simulate(100_000), work)
         if keep:
-            shutil.copytree(work, keep, symlinks=True, dirs_exist_ok=True)
+            keep_copy(work, keep)
     # A run under the AVX2 emulation (ATEN_CPU_CAPABILITY=avx2 and the rest, benchmarks/cpu_invariance.py's avx2 arm)
     # is measured against the budget of a host without AVX-512, whatever this CPU's flags say.
     avx512 = ("avx512f" in Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else False) and \
@@ -469,8 +479,12 @@ def main() -> None:
     else:
         summary, claims = measure(args.keep)
         write_json(ROOT / "results" / "benchmarks" / "summary.json", summary)
-        if args.keep:  # the kept run carries its own summary
-            write_json(Path(args.keep) / "summary.json", summary)
+        if args.keep and Path(args.keep).is_dir():  # the kept run carries its own summary
+            try:
+                write_json(Path(args.keep) / "summary.json", summary)
+            except OSError as error:
+                print(f"Could not write {args.keep}/summary.json ({error}); results/benchmarks/summary.json has it.",
+                      file=sys.stderr)
     print(measurements_table(summary), describe_cpu(summary["steps"]), rules_table(summary),
           describe_path(summary["critical_path"]), sep="\n\n")
     if args.update_docs:
