@@ -48,7 +48,7 @@ from behind_rope.twins.vocabulary import remap, twin_vocabulary  # noqa: E402
 SMALL = {"vocab_size": 2048, "hidden_size": 128, "layers": 4, "heads": 2, "kv_heads": 1, "head_dim": 64,
          "intermediate_size": 384}
 RECIPES = {
-    # the orientation point of the C3 issue: 1.05M parameters, 1,200 steps of 32 x 64 tokens
+    # the orientation point for C3's recipe: 1.05M parameters, 1,200 steps of 32 x 64 tokens
     "small": {"model": SMALL, "batch_size": 32, "learning_rate": 3e-3, "steps": 1200},
     "small_fast": {"model": SMALL, "batch_size": 32, "learning_rate": 6e-3, "steps": 800},
     "small_wide_batch": {"model": SMALL, "batch_size": 64, "learning_rate": 4e-3, "steps": 600},

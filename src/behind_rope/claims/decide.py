@@ -97,9 +97,10 @@ def claim_c4(metrics_by_variant: dict, variants, no_mask_variants, from_layer: i
         return (row["split_half_reliability"] >= min_reliability
                 and row["start_deficit"] < max_start_deficit - row["start_deficit_floor"])
 
-    for name in [*variants, *no_mask_variants]:
-        for row in metrics_by_variant[name]["layers"]:
-            row["start_deficit_floor"] = floor(row)
+    metrics_by_variant = {name: {**metrics_by_variant[name],  # a copy with each layer's floor; the input stays as read
+                                 "layers": [{**row, "start_deficit_floor": floor(row)}
+                                            for row in metrics_by_variant[name]["layers"]]}
+                          for name in [*variants, *no_mask_variants]}
     keys = ["split_half_reliability", "start_deficit", "start_deficit_floor", "nonrelative_index"]
     claim = _mask_claim(metrics_by_variant, variants, no_mask_variants, from_layer, check, keys)
     claim["preconditions"] = {"deficits_resolved": _c4_resolution(metrics_by_variant, variants, claim, from_layer,
