@@ -1,7 +1,8 @@
 """Can C3's i.i.d. probe decide at its size?  The probe's sampling noise, per seed, row by row, against what C3 asks.
 
 C3's locality asks that at least ``min_locality`` of the query rows of a twin's mean layer-2 (and layer-3)
-scores have a positive key slope (``behind_rope.maths.metrics.key_slopes``).  Each row's slope carries
+scores have a positive key slope (``behind_rope.maths.metrics.key_slopes``), and its amplification reads each
+row's slope relative to the row's own score spread (``relative=True``), as does this script.  Each row's slope carries
 sampling noise from the probe's finite sequences; the score file's two halves measure it row by row, as C3's
 power precondition reads it (``behind_rope.claims.power``: the root mean square of the halves' slope differences
 over the ``row_noise_window`` rows centred on a row).  This script prints, per seed, run and layer:
@@ -34,7 +35,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from behind_rope.claims.power import locality_power, positive_shares, row_noises, sequences_for_power  # noqa: E402
 from behind_rope.config import load  # noqa: E402
-from behind_rope.maths.metrics import key_slope, key_slope_half_differences, locality  # noqa: E402
+from behind_rope.maths.metrics import key_slope_half_differences, key_slopes, locality  # noqa: E402
 
 
 def expected_share(slope: float, noises: list[float]) -> float:
@@ -43,10 +44,10 @@ def expected_share(slope: float, noises: list[float]) -> float:
 
 
 def row_noise(scores: dict, layer_index: int, window: int) -> tuple[float, list[float], float]:
-    """(mean key slope of the mean scores, each row's noise from the halves, locality) of one layer."""
+    """(mean relative key slope of the mean scores, each row's noise from the halves, locality) of one layer."""
     mean = scores["mean_scores"][layer_index]
-    differences = key_slope_half_differences(scores["half_a"][layer_index], scores["half_b"][layer_index])
-    return key_slope(mean), row_noises(differences, window), locality(mean)
+    differences = key_slope_half_differences(scores["half_a"][layer_index], scores["half_b"][layer_index], relative=True)
+    return float(key_slopes(mean, relative=True).mean()), row_noises(differences, window), locality(mean)
 
 
 def power_rows(root: Path) -> tuple[list[dict], dict]:
@@ -80,9 +81,10 @@ def power_rows(root: Path) -> tuple[list[dict], dict]:
 
 def table(rows: list[dict], context: dict, source: str) -> str:
     lines = [f"_Computed by `python benchmarks/c3_power.py --update-docs` from the score files and claims.json of {source}._",
-             "", f"The slope C3's amplification bound asks for in layer 2: {context['bound']:.4f} (logit per key "
-             f"position); locality must reach {context['min_locality']:g}, with a power of {context['min_power']:g}.", "",
-             "| twin | run | layer | sequences | mean key slope | median row's noise | noisiest row's | locality | "
+             "", f"The slope C3's amplification bound asks for in layer 2: {context['bound']:.4f} (relative to each row's "
+             f"score spread: the correlation of a row's scores with key position); locality must reach "
+             f"{context['min_locality']:g}, with a power of {context['min_power']:g}.", "",
+             "| twin | run | layer | sequences | mean relative key slope | median row's noise | noisiest row's | locality | "
              "predicted by the slope and the rows' noise | predicted at the bound's slope | power at the bound | "
              "sequences for that power |", "|---" * 12 + "|"]
     for row in rows:

@@ -79,13 +79,22 @@ def c3_targets(config: dict) -> list[str]:
 
 
 def decide_c3(work: Path, config: dict) -> dict:
-    """C3 from a copy's files, with the criteria of config/claims.yaml."""
+    """C3 from a copy's files, with the criteria of config/claims.yaml.  Its metrics are computed again from the
+    copy's score files with this checkout's measures (what the metrics rule does), so that a kept copy, whose
+    twins took an hour to train, is read with the measures this checkout defines."""
+    from behind_rope.experiments.steps import measures_settings
+    from behind_rope.maths.metrics import Measures, score_file_metrics
+
+    measures = Measures.of(measures_settings(config))
+
+    def metrics_of(run: str) -> dict:
+        return score_file_metrics(atomic.read_npz(work / "results" / "scores" / f"{run}.npz"), measures)
+
     runs = c3_twin_runs(config)
     needed = [run for group in ("seeds", "untrained") for roles in runs[group].values() for run in roles.values()]
-    metrics = {run: atomic.read_json(work / "results" / "metrics" / f"{run}.json") for run in needed}
+    metrics = {run: metrics_of(run) for run in needed}
     c3 = claims_settings(config)["claims"]["C3"]  # the arguments the claims step passes
-    simulation = {name: atomic.read_json(work / "results" / "metrics" / "simulation" / f"{name}.json")
-                  for name in c3["simulation_variants"]}
+    simulation = {name: metrics_of(f"simulation/{name}") for name in c3["simulation_variants"]}
     training = {twin: atomic.read_json(work / twin_files(twin)["metrics"]) for twin in config["training"]["twins"]}
     for twin in competence_twins(config):  # what the claims step merges in: the order gap of C3's competence
         training[twin]["order_gap"] = atomic.read_json(work / "results" / "competence" / f"{twin}.json")

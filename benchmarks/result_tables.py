@@ -199,13 +199,14 @@ def llm_table(claims: dict) -> str:
                        if noise["passed"] else " (the control fails, as it must)."))
 
     rows += ["", _claim_line(claims, "C5c"), "",
-             "C5c, per layer of the Figure 5 run: the first keys' contrast against mid-context keys, mean (halves), in "
-             "noise floors; key 0 (the sink) the same way; the no-mask control's first keys in noise floors:", "",
+             "C5c, per layer of the text run: the first keys' contrast against mid-context keys, mean (halves), in "
+             "noise floors; key 0 (the sink) the same way; the same text without the mask (the control), first keys in "
+             "noise floors:", "",
              "| model | layer | first keys | floors | stands apart | key 0 | floors | no mask, floors | C5c |",
              "|---|---|---|---|---|---|---|---|---|"]
     for model, result in c5c.items():
-        control = result["control_iid_no_mask"]["layers"]
-        for k, (layer, v) in enumerate(result["figure5"].items()):
+        control = result["control_text_no_mask"]["layers"]
+        for k, (layer, v) in enumerate(result["text"].items()):
             halves = ", ".join(_number(h, "+.3f") for h in v["first_keys_contrast_halves"])
             off = control.get(layer, {})
             rows.append(f"| {model if k == 0 else ''} | {layer} | {_number(v['first_keys_contrast'], '+.3f')} ({halves}) | "
@@ -283,7 +284,8 @@ def position_table(claims: dict) -> str:
     c6, c7, c8a, c8b, c9 = (claims[name]["measured"] for name in ("C6", "C7", "C8a", "C8b", "C9"))
     sinks = claims["C9"]["sink_head_counts"]
     rows = ["| model | C6: heads carrying the mask's position, layers 2-4 (no mask) | C7: key 0's signal size; rho "
-            "(remaining share, signed) by replacement, the deciding one's floor; R'/R of the old proxy | C8a: fall of abs(R) / floor, by NTK factor | C9: sink heads by layer (from layer 1); in each "
+            "(remaining share, signed) by replacement, the deciding one's floor; R'/R of the old proxy | C8a: rho of key 0's signal / "
+            "of the other keys' (control), floor, by NTK factor | C9: sink heads by layer (from layer 1); in each "
             "layer with sink heads, patch effect position 0 / middle / floor |", "|---|---|---|---|---|"]
     for model, c7_result in c7["models"].items():
         c6_result = c6["models"][model]
@@ -292,7 +294,8 @@ def position_table(claims: dict) -> str:
         ratios = ", ".join(f"{name} {_number(effect['ratio'], '+.2f')}" for name, effect in c7_result["replacements"].items())
         old_proxy = ", ".join(f"{_number(effect['first_key_ratio'], '+.2f')}" for effect in c7_result["replacements"].values())
         ntk = c8a["models"].get(model)
-        falls = ", ".join(f"s={f}: {_number(row['first_key']['fall'], '+.2f')} / {_number(row['first_key']['floor'], '.2f')}"
+        falls = ", ".join(f"s={f}: {_number(row['key0']['value'], '+.2f')} / {_number(row['other_keys']['value'], '+.2f')}, "
+                          f"floor {_number(row['key0']['floor'], '.2f')}"
                           for f, row in ntk["factors"].items()) + f" ({_verdict(ntk['passed'])})" if ntk else ""
         c9_result = c9["models"][model]
         effects = "; ".join(

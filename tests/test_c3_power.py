@@ -26,7 +26,8 @@ def test_the_noise_comes_from_the_halves_and_the_locality_from_the_mean():
     halves = rising + noise
     scores = {"mean_scores": halves.mean(0)[None], "half_a": halves[0][None], "half_b": halves[1][None]}
     slope, noises, locality = row_noise(scores, 0, 5)
-    assert slope == pytest.approx(1.0, abs=0.2) and len(noises) == size - 2 and 0.5 < locality <= 1.0
+    # the slope relative to each row's score spread, as C3's amplification reads it: a correlation, below 1 with noise
+    assert 0.5 < slope < 1.0 and len(noises) == size - 2 and 0.5 < locality <= 1.0
     assert noises[0] > noises[-1]  # an early row fits its slope through few keys
     same = {"mean_scores": rising[None], "half_a": rising[None], "half_b": rising[None]}
     slope, noises, locality = row_noise(same, 0, 5)

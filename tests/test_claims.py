@@ -90,13 +90,15 @@ def test_c4s_control_passes_where_the_effect_is_not_the_masks():
 
 def _twin(locality=1.0, key_slope=0.02, layer_3=None, key_slope_noise=0.001, early_noise=None):
     """A twin's metrics; its 48 query rows' half differences alternate in sign with the spread ``key_slope_noise``
-    (the first four rows ``early_noise`` when given)."""
+    (the first four rows ``early_noise`` when given).  The slope relative to each row's spread (``key_trend``, what
+    the amplification reads) is given the same values."""
     differences = [key_slope_noise * (-1) ** row for row in range(48)]
     if early_noise is not None:
         differences[:4] = [early_noise * (-1) ** row for row in range(4)]
     return {"layers": [{"layer": k, "locality": (layer_3 if k == 3 and layer_3 is not None else locality) if k > 1 else 0.5,
-                        "key_slope": key_slope, "key_slope_noise": key_slope_noise,
-                        "key_slope_half_differences": differences, "split_half_reliability": 0.5,
+                        "key_slope": key_slope, "key_slope_noise": key_slope_noise, "key_trend": key_slope,
+                        "key_slope_half_differences": differences, "key_trend_half_differences": differences,
+                        "split_half_reliability": 0.5,
                         "start_deficit": -0.05, "nonrelative_index": 0.8} for k in (1, 2, 3, 4)]}
 
 
@@ -122,7 +124,7 @@ def _c3(metrics=None, training=None, panels=None, runs_of=RUNS, **criteria):
         runs |= {f"{seed}/random_causal": _twin(), f"{seed}/random_noncausal": _twin(0.5, 0.0),
                  f"{seed}/text_causal": _twin(), f"{seed}/text_noncausal": _twin(0.9, 0.003)}
     runs |= {f"{twin}/{run}": _twin(0.95, 0.0001) for twin in UNTRAINED for run in ("random_causal", "text_causal")}
-    simulation = {"sim_a": _metrics(key_slope=0.002), "sim_b": _metrics(key_slope=0.009)}
+    simulation = {"sim_a": _metrics(key_trend=0.002), "sim_b": _metrics(key_trend=0.009)}
     losses = {name: {"validation_loss": 5.0, "unigram_loss": 6.0, "steps": 300, "seed": k % 5, "order_gap": USES_ORDER}
               for k, name in enumerate([*SEEDS, "rope"])}
     losses |= {name: {"validation_loss": 9.0, "unigram_loss": 6.0, "steps": 0} for name in UNTRAINED}
@@ -306,7 +308,7 @@ C5 = {"C5a": dict(layers=[1, 2, 3, 4], min_reliability=0.5, min_layers=2),
       "C5c": dict(layers=[2, 3, 4], min_layers=2, min_over_noise=3.0),
       "C5d": dict(layers=[2, 3, 4], below=0.0, figure5_min_reliability=0.8, figure5_min_layers=2)}
 RUNS_C5 = {"m": {"text": "m/text_causal", "iid": "m/random_causal", "iid_no_mask": "m/random_noncausal",
-                 "figure5": "m/fig5_causal"}}
+                 "figure5": "m/fig5_causal", "text_no_mask": "m/text_noncausal"}}
 
 
 def _quiet(run):
@@ -316,15 +318,16 @@ def _quiet(run):
     return run
 
 
-def _c5_metrics(text, iid, no_mask=(0.0, 0.0, 0.0, 0.0), layer_types=None, figure5=None, model="m"):
-    return {f"{model}/text_causal": _llm_run(text, layer_types), f"{model}/random_causal": _llm_run(iid),
-            f"{model}/random_noncausal": _quiet(_llm_run(no_mask)), f"{model}/fig5_causal": figure5 or _llm_run(text)}
+def _c5_metrics(text, iid, no_mask=(0.0, 0.0, 0.0, 0.0), layer_types=None, figure5=None, model="m", text_run=None):
+    return {f"{model}/text_causal": text_run or _llm_run(text, layer_types), f"{model}/random_causal": _llm_run(iid),
+            f"{model}/random_noncausal": _quiet(_llm_run(no_mask)), f"{model}/fig5_causal": figure5 or _llm_run(text),
+            f"{model}/text_noncausal": _quiet(_llm_run(no_mask))}
 
 
-def _c5(text, iid, no_mask=(0.0, 0.0, 0.0, 0.0), layer_types=None, figure5=None):
+def _c5(text, iid, no_mask=(0.0, 0.0, 0.0, 0.0), layer_types=None, figure5=None, text_run=None):
     from behind_rope.claims.llm import claims_c5
 
-    return claims_c5(_c5_metrics(text, iid, no_mask, layer_types, figure5), RUNS_C5, C5)
+    return claims_c5(_c5_metrics(text, iid, no_mask, layer_types, figure5, text_run=text_run), RUNS_C5, C5)
 
 
 def test_c5a_passes_with_structure_after_layer_1_and_noise_in_layer_1_on_iid_tokens():
@@ -392,22 +395,25 @@ def test_c5c_needs_the_first_keys_beyond_their_noise_floor_in_either_direction()
     lower = _llm_run(text)
     for row in lower["layers"]:
         row |= {"first_keys_contrast": -0.5, "first_keys_contrast_halves": [-0.5, -0.4]}
-    assert _c5(text, iid, figure5=lower)["C5c"]["passed"]  # whatever its sign
-    assert not _c5(text, iid, figure5=_quiet(_llm_run(text)))["C5c"]["passed"]
+    assert _c5(text, iid, text_run=lower)["C5c"]["passed"]  # whatever its sign
+    assert not _c5(text, iid, text_run=_quiet(_llm_run(text)))["C5c"]["passed"]
     split = _llm_run(text)
     for row in split["layers"]:
         row["first_keys_contrast_halves"] = [0.9, -0.1]  # the halves disagree on the sign
-    assert not _c5(text, iid, figure5=split)["C5c"]["passed"]
+    assert not _c5(text, iid, text_run=split)["C5c"]["passed"]
+    # decided on the text run: the Figure 5 run's documents are recorded beside, deciding nothing
+    assert _c5(text, iid, figure5=_quiet(_llm_run(text)))["C5c"]["passed"]
 
 
-def test_c5c_fails_when_the_no_mask_control_singles_out_the_first_keys_too():
+def test_c5c_fails_when_the_same_text_without_the_mask_singles_out_the_first_keys_too():
     from behind_rope.claims.llm import claims_c5
 
     text, iid = [0.9, 0.8, 0.9, 0.9], [0.05, 0.7, 0.9, 0.95]
     metrics = {"m/text_causal": _llm_run(text), "m/random_causal": _llm_run(iid),
-               "m/random_noncausal": _llm_run([0.0] * 4), "m/fig5_causal": _llm_run(text)}
+               "m/random_noncausal": _quiet(_llm_run([0.0] * 4)), "m/fig5_causal": _llm_run(text),
+               "m/text_noncausal": _llm_run(text)}
     result = claims_c5(metrics, RUNS_C5, C5)["C5c"]
-    assert not result["passed"] and result["measured"]["models"]["m"]["control_iid_no_mask"]["passed"]
+    assert not result["passed"] and result["measured"]["models"]["m"]["control_text_no_mask"]["passed"]
 
 
 def test_c5d_needs_lower_start_keys_in_every_layer_where_c5a_holds():
@@ -485,7 +491,8 @@ def test_c5_from_synthetic_score_matrices(start_shift, no_mask_structured, struc
     files = {"m/text_causal": _score_file(start_shift, seed=1, structured=structured),
              "m/random_causal": _score_file(start_shift, seed=2, structured=structured),
              "m/random_noncausal": _score_file(start_shift, seed=3, structured=no_mask_structured, mask=False),
-             "m/fig5_causal": _score_file(start_shift, seed=4, structured=structured)}
+             "m/fig5_causal": _score_file(start_shift, seed=4, structured=structured),
+             "m/text_noncausal": _score_file(start_shift, seed=5, structured=no_mask_structured, mask=False)}
     metrics = {run: score_file_metrics(data, default_measures()) for run, data in files.items()}
     result = claims_c5(metrics, RUNS_C5, C5)
     assert {name: result[name]["passed"] for name in verdicts} == verdicts, (

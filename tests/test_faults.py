@@ -18,11 +18,12 @@ import yaml
 
 from conftest import TIMINGS, arrays, comparable, copy_run_with_models, snakemake
 
-# Long enough to be caught in the middle: a score run over 16 sequences (smoke: 4), 30 training steps (smoke: 4)
+# Long enough to be caught in the middle: a score run over 16 sequences of 256 tokens (several seconds, more than
+# tqdm's 2 s between progress lines, on a fast host; smoke: 4 of 64), 30 training steps (smoke: 4)
 # with a checkpoint every 2.  Each case compares a run killed and rerun with a run of the same settings left alone.
 CASES = {
     "scores": {
-        "config": {"llm": {"inputs": {"text": {"sequences": 16, "seq_len": 64, "layers": "all"}}}},
+        "config": {"llm": {"inputs": {"text": {"sequences": 16, "seq_len": 256, "layers": "all"}}}},
         "outputs": ["results/scores/smollm2/text_causal.npz"],
         # a batch scored and not the last: tqdm's count in the job's log
         "mid_run": lambda workdir: re.search(r"\| ([1-9]|1[0-5])/16 ",

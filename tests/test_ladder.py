@@ -22,14 +22,16 @@ def claims():
     for k, (model, (parameters, architecture, shift)) in enumerate(MODELS.items()):
         files = {"text_causal": _score_file(shift, seed=10 * k + 1), "random_causal": _score_file(shift, seed=10 * k + 2),
                  "random_noncausal": _score_file(shift, seed=10 * k + 3, structured=False, mask=False),
-                 "fig5_causal": _score_file(shift, seed=10 * k + 4)}
+                 "fig5_causal": _score_file(shift, seed=10 * k + 4),
+                 "text_noncausal": _score_file(shift, seed=10 * k + 5, structured=False, mask=False)}
         for run, data in files.items():
             metadata = json.loads(str(data["metadata"])) | {"model": model, "parameters": parameters,
                                                              "architecture": architecture}
             metrics[f"{model}/{run}"] = score_file_metrics(data | {"metadata": np.array(json.dumps(metadata))},
                                                            default_measures())
         runs[model] = {"text": f"{model}/text_causal", "iid": f"{model}/random_causal",
-                       "iid_no_mask": f"{model}/random_noncausal", "figure5": f"{model}/fig5_causal"}
+                       "iid_no_mask": f"{model}/random_noncausal", "figure5": f"{model}/fig5_causal",
+                       "text_no_mask": f"{model}/text_noncausal"}
     return claims_c5(metrics, runs, C5)
 
 
@@ -86,7 +88,7 @@ def test_a_models_mean_first_key_contrast_is_of_its_size_whatever_the_signs(clai
 
     flipped = copy.deepcopy(claims)
     layers = [str(layer) for layer in ladder_layers(claims)]
-    rows = flipped["C5c"]["measured"]["models"]["tiny_llama"]["figure5"]
+    rows = flipped["C5c"]["measured"]["models"]["tiny_llama"]["text"]
     rows[layers[0]]["first_keys_contrast"] = -abs(rows[layers[0]]["first_keys_contrast"])
     for layer in layers[1:]:
         rows[layer]["first_keys_contrast"] = abs(rows[layer]["first_keys_contrast"])

@@ -79,6 +79,21 @@ def test_key_slope_is_the_mean_score_gain_per_key_position():
     assert metrics.key_slope(row_offsets) == pytest.approx(0.3)
 
 
+def test_the_key_slope_relative_to_each_rows_spread_is_the_same_on_every_scale():
+    """C3's amplification compares a trained twin's logits with the simulation's scores of unit vectors and an
+    untrained twin's small logits: its slope, relative to each row's score spread, is the correlation of a row's
+    scores with key position, and no common scale of the scores moves it."""
+    rng = np.random.default_rng(0)
+    scores = np.where(CAUSAL > 0, 0.3 * COLS + rng.normal(size=COLS.shape), np.nan)
+    relative = metrics.key_slopes(scores, relative=True)
+    assert np.allclose(relative, metrics.key_slopes(1e-3 * scores, relative=True))  # an untrained twin's scale
+    assert not np.allclose(metrics.key_slopes(scores), metrics.key_slopes(1e-3 * scores))  # the raw slope moves
+    row = scores[10, :10]  # query 10's earlier keys
+    assert relative[-(scores.shape[0] - 10)] == pytest.approx(np.corrcoef(np.arange(10), row)[0, 1])
+    assert np.all(np.abs(relative) <= 1 + 1e-12)
+    assert np.allclose(metrics.key_slopes(np.where(CAUSAL > 0, 5.0, np.nan), relative=True), 0.0)  # flat rows
+
+
 def test_start_deficit_needs_room_for_start_and_mid_context_keys():
     with pytest.raises(ValueError, match="too short"):
         metrics.start_deficit(np.ones((3, 3)), 1, 2)

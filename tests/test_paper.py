@@ -137,23 +137,19 @@ def test_generated_phrases_follow_the_verdicts():
 def _position_claims(c7_after: float = 0.5, middle: float = 0.01) -> dict:
     """Claims C6-C9 decided on synthetic inputs (tests/test_position.py's), as results/claims.json holds them:
     models m (deciding C7) and x, a simulation s, a sliding-window model g and its control."""
-    from test_position import C9_RULE, _c6, _c7, _metrics, _patching, _row, _window_run
+    from test_position import C9_RULE, _c6, _c7, _c8a, _patching, _window_run
 
-    from behind_rope.position.claims import claim_c8a, claim_c8b, claim_c9
+    from behind_rope.position.claims import claim_c8b, claim_c9
 
-    sized = {"metadata": {"sequences": 16}}
-    metrics = {"m/first": _metrics([_row(first=2.0)] * 4) | sized, "m.ntk2/first": _metrics([_row(first=1.0)] * 4) | sized,
-               "s/ref": _metrics([_row(first=2.0)] * 4), "s/ntk2": _metrics([_row(first=2.0)] * 4)}
     windows = {"g/long": _window_run([0.1, 0.2, 0.3, 0.4, 0.5, 1.0], ["sliding_attention"] * 5 + ["full_attention"], 16),
                "s/long": _window_run([0.3, 0.1, 0.4, 0.2, 0.3, 0.1], ["full_attention"] * 6)}
     claims = {
         "C6": _c6(no_mask_slope=0.0),
         "C7": _c7({"bos_mean": c7_after, "late_mean": 0.95, "bos_identity": 1.0}),
-        "C8a": claim_c8a(metrics, {"m": {"1": "m/first", "2": "m.ntk2/first"}}, {"1": "s/ref", "2": "s/ntk2"},
-                         layers=[2, 3, 4], floor_multiple=2.0, min_resolvable_fall=0.2),
+        "C8a": _c8a(share=0.5),
         "C8b": claim_c8b(windows.get, lambda run: windows[run]["metadata"], {"sliding": "g/long", "no_window": "s/long"},
                          {}, min_query=16, min_depth_correlation=0.5, floor_multiple=2.0, min_layer_share=0.5,
-                         min_resolvable_slope=0.25),
+                         min_resolvable_slope=0.25, floor_splits=50, floor_quantile=0.5),
         "C9": claim_c9({"m": _patching(0.5, middle)}, {"m": "m/first"}, **C9_RULE),
     }
     for claim in claims["C7"]["measured"]["models"].values():

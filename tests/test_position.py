@@ -148,6 +148,60 @@ def test_query_offsets_are_the_decomposition_of_each_heads_mean_scores(causal):
 
 
 @pytest.mark.parametrize("causal", [True, False])
+def test_each_group_of_sequences_keeps_its_own_log_z_query_offsets_and_value_paths(causal):
+    """The per-group records a floor from many splits reads: sequence k in group k mod 16, so with 5 sequences each
+    group is one sequence, and each group's a(i) is the decomposition of its own mean scores."""
+    from behind_rope.capture.scores import record_scores
+    from behind_rope.maths.decompose import decompose
+
+    model = tiny_model("llama")
+    tokens = torch.randint(0, 64, (5, 30), generator=torch.Generator().manual_seed(1))
+    recorder = record_scores(model, tokens.split(2), range(2), causal=causal, keep_raw=True, per_head=True,
+                             query_offsets=True, value_paths=True)
+    arrays = recorder.result()
+    raw = torch.cat(recorder.raw[1]).double()  # (sequences, heads, S, S)
+    log_z = torch.logsumexp(torch.nan_to_num(raw, nan=-torch.inf), dim=-1).numpy()
+    assert arrays["group_sizes"].tolist() == [1] * 5 and arrays["log_z_groups"].shape == (5, 2, *log_z.shape[1:])
+    np.testing.assert_allclose(arrays["log_z_groups"][:, 1], log_z, rtol=1e-5)
+    np.testing.assert_allclose(arrays["query_offset_groups"][:, 1], decompose(raw.numpy()).query_offset, rtol=1e-4,
+                               atol=1e-5)
+    np.testing.assert_allclose(arrays["key0_path_groups"].mean(0), arrays["key0_path"], rtol=1e-5, atol=1e-6)
+    # The halves are the even groups and the odd ones, as before the groups.
+    np.testing.assert_allclose(arrays["log_z_half_b"][1], log_z[1::2].mean(0), rtol=1e-5)
+
+
+def test_a_remaining_shares_floor_from_inner_products_is_the_floor_of_each_splits_shares():
+    from behind_rope.maths.splits import split_floor
+
+    rng = np.random.default_rng(2)
+    original, changed = rng.normal(size=(16, 3, 5, 4)), rng.normal(size=(16, 3, 5, 4))
+    sizes = rng.integers(1, 4, size=16)
+    direct = split_floor(np.stack([original, changed], 1), sizes, 200, 0.5,
+                         statistic=lambda both: claims_module.remaining_share(both[0], both[1]))
+    assert claims_module.share_floor(original, changed, sizes, 200, 0.5) == pytest.approx(direct, rel=1e-9)
+
+
+def test_a_floor_from_many_splits_does_not_rest_on_one_lucky_draw():
+    from behind_rope.maths.splits import random_halves, split_floor, split_gaps
+
+    halves = random_halves(16, 200, seed=3)
+    assert halves.sum(1).tolist() == [8] * 200 and len({row.tobytes() for row in halves}) > 150
+    # Groups whose even and odd members mirror each other: the one even/odd split sees no noise at all,
+    # while the groups plainly differ; many splits see it.
+    values = np.repeat(np.random.default_rng(0).normal(size=8), 2)
+    assert abs(values[0::2].mean() - values[1::2].mean()) == 0
+    assert split_floor(values, np.ones(16), 500, 0.5) > 0.1
+    # Of i.i.d. groups of unit spread, |mean A - mean B| has a spread of sqrt(2 / 8): its median is near 0.674 x 0.5.
+    noise = np.random.default_rng(1).normal(size=(16, 2000))
+    assert np.median(split_floor(noise, np.ones(16), 200, 0.5)) == pytest.approx(0.674 * 0.5, rel=0.05)
+    # A statistic that is not linear (a ratio) is computed on each half's means; sizes weight the groups.
+    ratio = split_gaps(np.stack([np.ones(4), [1.0, 3.0, 1.0, 3.0]], 1), [1, 1, 1, 1], 10,
+                       statistic=lambda m: m[1] / m[0])
+    assert set(np.round(ratio, 6)) <= {0.0, 2.0}
+    assert np.isnan(split_floor([1.0], [1], 10, 0.5))
+
+
+@pytest.mark.parametrize("causal", [True, False])
 def test_value_paths_are_the_layers_own_attention_output_and_key_0s_part_of_it(causal):
     from behind_rope.capture.scores import record_scores, repeat_kv
 
@@ -186,7 +240,8 @@ def test_a_query_offset_moves_log_z_but_not_the_part_the_softmax_sees():
     def arrays(matrices):
         log_z = np.log(np.nansum(np.exp(matrices), -1))
         return {"mean_scores": matrices, "half_a": matrices, "half_b": matrices, "log_z": log_z,
-                "log_z_half_a": log_z, "log_z_half_b": log_z}
+                "log_z_half_a": log_z, "log_z_half_b": log_z, "chunk_means": matrices[None],
+                "log_z_groups": log_z[None], "group_sizes": np.array([1])}
 
     before, after = heads.visible_log_z(arrays(scores)), heads.visible_log_z(arrays(shifted))
     assert heads.log_z_slopes(arrays(shifted)["log_z"], 16) == pytest.approx(
@@ -281,7 +336,17 @@ def _per_head(slope_by_layer, seq_len=64, heads_per_layer=4, noise=0.01, offset_
     offset = np.broadcast_to(offset_slope * grow, rows.shape)
     return {"log_z": rows + offset, "log_z_half_a": rows + offset + wobble, "log_z_half_b": rows + offset - wobble,
             "query_offset": offset, "query_offset_half_a": offset, "query_offset_half_b": offset,
-            "layers": np.arange(1, len(slope_by_layer) + 1)}
+            "layers": np.arange(1, len(slope_by_layer) + 1)} | _two_groups(
+        {"log_z": (rows + offset + wobble, rows + offset - wobble), "query_offset": (offset, offset)})
+
+
+def _two_groups(halves: dict) -> dict:
+    """Groups of a score file that are its two halves: every split of them is the one split, so the floor from many
+    splits is the split-half difference, whatever its quantile."""
+    return {f"{name}_groups": np.stack(pair) for name, pair in halves.items()} | {"group_sizes": np.array([8, 8])}
+
+
+FLOOR = {"floor_splits": 50, "floor_quantile": 0.5}
 
 
 def _c6(no_mask_slope, probe_slope=1.0, probe_noise=0.01, sim_slope=0.9, sim_no_mask_slope=0.0, offset_slope=0.0,
@@ -292,12 +357,12 @@ def _c6(no_mask_slope, probe_slope=1.0, probe_noise=0.01, sim_slope=0.9, sim_no_
               "m/no_mask": _per_head([no_mask_slope] * 4, noise=no_mask_noise, offset_slope=offset_slope),
               "sim/probe": _per_head([sim_slope] * 4, heads_per_layer=1),
               "sim/no_mask": _per_head([sim_no_mask_slope] * 4, heads_per_layer=1)}
-    arrays = {k: v if not k.startswith("sim") else {n: (a[:, 0] if a.ndim == 3 else a) for n, a in v.items()}
+    arrays = {k: v if not k.startswith("sim") else {n: (a[..., 0, :] if a.ndim >= 3 else a) for n, a in v.items()}
               for k, v in arrays.items()}
     return settle(claim_c6(arrays.get, lambda run: {"sequences": 16}, {"m": {"probe": "m/probe", "no_mask": "m/no_mask"}},
                            {"probe": "sim/probe", "no_mask": "sim/no_mask"}, layers=[2, 3, 4], min_query=16,
                            min_slope_ratio=0.25, floor_multiple=2.0, min_head_share=0.5, min_layers=2,
-                           min_resolvable_slope_ratio=0.25))
+                           min_resolvable_slope_ratio=0.25, **FLOOR))
 
 
 def test_c6_needs_log_z_to_grow_with_the_mask_and_not_without():
@@ -352,37 +417,42 @@ def _row(first=1.0, mask=0.5, halves=0.01, layer_type=None):
     return row | ({"layer_type": layer_type} if layer_type else {})
 
 
-def _paths(share: float = 1.0, spread: float = 0.0, seed: int = 0) -> dict:
+def _paths(share: float = 1.0, spread: float = 0.0, seed: int = 0, others: float = 1.0) -> dict:
     """A score file's value paths: key 0's signal (a ramp over the early queries, in a fixed direction, plus a
-    pattern of its own) scaled by ``share``, its halves by ``share`` +- ``spread``."""
+    pattern of its own) scaled by ``share``, its halves by ``share`` +- ``spread``; the other keys carry the same
+    signal scaled by ``others``."""
     rng = np.random.default_rng(seed)
     base = np.linspace(0, 1, 26)[None, :, None] * np.ones((4, 26, 6)) + 0.1 * np.random.default_rng(99).normal(size=(4, 26, 6))
-    arrays = {"layers": np.arange(1, 5), "key0_path": share * base, "attention_path": 2 * base + 0.01 * rng.normal(size=base.shape)}
+    other = others * base + 0.01 * rng.normal(size=base.shape)
+    arrays = {"layers": np.arange(1, 5), "key0_path": share * base, "attention_path": share * base + other}
     for half, sign in (("_half_a", 1), ("_half_b", -1)):
         arrays[f"key0_path{half}"] = (share + sign * spread) * base
-        arrays[f"attention_path{half}"] = arrays["attention_path"]
-    return arrays
+        arrays[f"attention_path{half}"] = arrays[f"key0_path{half}"] + other
+    return arrays | _two_groups({name: (arrays[f"{name}_half_a"], arrays[f"{name}_half_b"])
+                                 for name in ("key0_path", "attention_path")})
 
 
-def _c7(shares: dict, decided_by="m", spread: float = 0.02, sequences: int = 16):
+def _c7(shares: dict, decided_by="m", spread: float = 0.02, sequences: int = 16, others: float = 1.0):
     runs = {model: {"original": f"{model}/orig", **{name: f"{model}.{name}/orig" for name in shares}}
             for model in ("m", "x")}
     files = {f"{model}/orig": _paths() for model in ("m", "x")}
-    files |= {f"{model}.{name}/orig": _paths(share if model == "m" else 1.0, spread if model == "m" else 0.0)
+    files |= {f"{model}.{name}/orig": _paths(share if model == "m" else 1.0, spread if model == "m" else 0.0,
+                                             others=others if model == "m" else 1.0)
               for name, share in shares.items() for model in ("m", "x")}
     metrics = {run: _metrics([_row(first=2.0)] * 4) for run in files}
     return claim_c7(files.get, lambda run: {"sequences": sequences}, metrics, runs, {"m": {}, "x": {}},
                     layers=[2, 3, 4], replacement="bos_mean", decided_by=decided_by,
                     control_replacements=["late_mean", "bos_identity"], recorded_replacements=[],
-                    min_fraction_removed=0.2, floor_multiple=2.0, min_resolvable_fraction=0.2, reading_fraction=0.4)
+                    min_fraction_removed=0.2, floor_multiple=2.0, min_resolvable_fraction=0.2, reading_fraction=0.4,
+                    **FLOOR)
 
 
 def test_the_remaining_share_of_key_0s_signal_is_signed_and_has_its_floor_from_the_halves():
-    original = {half: claims_module.key0_signal(_paths(), [2, 3, 4], half) for half in ("", "_half_a", "_half_b")}
+    original = claims_module.signals(_paths(), [2, 3, 4])
 
     def effect(share, spread=0.02):
-        changed = {half: claims_module.key0_signal(_paths(share, spread), [2, 3, 4], half) for half in original}
-        return claims_module.replacement_effect(original, changed, 0.2, 2.0, 0.2, 16)
+        changed = claims_module.signals(_paths(share, spread), [2, 3, 4])
+        return claims_module.replacement_effect(original, changed, 0.2, 2.0, 0.2, 16, **FLOOR)
 
     halved = effect(0.5)
     assert halved["ratio"] == pytest.approx(0.5) and halved["ratio_halves"] == pytest.approx([0.52, 0.48])
@@ -411,6 +481,14 @@ def test_c7_is_decided_by_its_model_and_its_controls_must_fail():
     assert not failed["passed"] and failed["controls"]["late_mean"]["passed"]
     identity = _c7({"bos_mean": 1.0, "late_mean": 1.0, "bos_identity": 1.0}, spread=0.0)  # nothing changes: a control
     assert not identity["passed"] and not identity["controls"]["bos_identity"]["passed"]
+    # The control that reaches position 0: the replacement cuts what the other keys carry as much, a disruption of
+    # the whole pass rather than of key 0's part; the control passes and the claim fails.
+    everywhere = _c7({"bos_mean": 0.5, "late_mean": 0.95, "bos_identity": 1.0}, others=0.5)
+    assert not everywhere["passed"] and everywhere["controls"]["bos_mean, the other keys' signal"]["passed"]
+    assert not passing["controls"]["bos_mean, the other keys' signal"]["passed"]
+    # Cut too, but far less than key 0's signal: key 0's part stands out, and the control fails.
+    less = _c7({"bos_mean": 0.5, "late_mean": 0.95, "bos_identity": 1.0}, others=0.75)
+    assert less["measured"]["models"]["m"]["other_keys"]["removes"] and less["passed"]
 
 
 def test_c7_is_undecided_when_its_floors_could_hide_the_smallest_removal():
@@ -431,38 +509,35 @@ def test_a_band_of_seeded_replacements_keeps_its_fractions_and_counts_its_revers
     assert bands["bos_mean"]["fraction_removed_band"] == pytest.approx([0.5, 0.5])
 
 
-def test_c8a_needs_the_first_key_component_to_fall_beyond_noise_and_the_simulation_not_to():
+def _c8a(share: float, spread: float = 0.02, others: float = 1.0, sequences: int = 16) -> dict:
+    """C8a on one model scaled by one NTK factor that keeps ``share`` of key 0's signal and ``others`` of the other
+    keys' (C7's fixtures), with the old components recorded from metrics that do not change."""
     from behind_rope.claims.outcome import settle
 
-    def metrics_of(rows):
-        return _metrics(rows) | {"metadata": {"sequences": 16}}
+    files = {"m/first": _paths(), "m.ntk2/first": _paths(share, spread, others=others)}
+    metrics = {run: _metrics([_row(first=2.0)] * 4) for run in ("m/first", "m.ntk2/first", "s/ref", "s/ntk2")}
+    return settle(claim_c8a(files.get, lambda run: {"sequences": sequences}, metrics,
+                            {"m": {"1": "m/first", "2": "m.ntk2/first"}}, {"1": "s/ref", "2": "s/ntk2"}, layers=[2, 3, 4],
+                            floor_multiple=2.0, min_resolvable_fall=0.2, **FLOOR))
 
-    metrics = {"m/first": metrics_of([_row(first=2.0)] * 4), "m.ntk2/first": metrics_of([_row(first=1.0)] * 4),
-               "s/ref": _metrics([_row(first=2.0)] * 4), "s/ntk2": _metrics([_row(first=2.0)] * 4)}
-    runs, simulation = {"m": {"1": "m/first", "2": "m.ntk2/first"}}, {"1": "s/ref", "2": "s/ntk2"}
 
-    def decide():
-        return settle(claim_c8a(metrics, runs, simulation, layers=[2, 3, 4], floor_multiple=2.0, min_resolvable_fall=0.2))
-
-    assert decide()["outcome"] == "PASS"
-    # The margin is recorded with each check, so that the figure draws the one the rule used.
-    assert decide()["measured"]["models"]["m"]["floor_multiple"] == decide()["measured"]["simulation"]["floor_multiple"] == 2.0
-    metrics["s/ntk2"] = _metrics([_row(first=1.0)] * 4)  # the simulation falls as much: the control passes
-    assert decide()["outcome"] == "FAIL"
-    # Within a noise that could see a fall of a fifth of |R| (2 floors = 0.08 <= 0.4): a decided FAIL.
-    metrics["s/ntk2"], metrics["m.ntk2/first"] = metrics["s/ref"], metrics_of([_row(first=1.98, halves=0.02)] * 4)
-    assert decide()["outcome"] == "FAIL"
-    # A noise that could hide such a fall (2 floors = 0.8 > 0.4): the power precondition fails, UNDECIDED, with
-    # the sequences that would resolve it (16 x (0.8 / 0.4)^2 = 64).
-    metrics["m.ntk2/first"] = metrics_of([_row(first=1.98, halves=0.2)] * 4)
-    undecided = decide()
-    assert undecided["outcome"] == "UNDECIDED" and not undecided["passed"]
+def test_c8a_needs_ntk_to_cut_key_0s_signal_beyond_noise_and_not_the_other_keys():
+    passed = _c8a(share=0.5)
+    assert passed["outcome"] == "PASS" and passed["measured"]["models"]["m"]["factors"]["2"]["key0"]["value"] == pytest.approx(0.5)
+    assert not passed["controls"]["m: NTK read on the other keys' signal"]["passed"]
+    assert passed["measured"]["min_fall"] == 0.2  # the smallest cut the figure draws
+    # The control that reaches what NTK changes: every key's signal cut alike; the control passes, C8a fails.
+    everywhere = _c8a(share=0.5, others=0.5)
+    assert everywhere["outcome"] == "FAIL" and everywhere["controls"]["m: NTK read on the other keys' signal"]["passed"]
+    assert _c8a(share=0.5, others=0.75)["outcome"] == "PASS"  # the other keys cut, but less than key 0's signal
+    assert _c8a(share=0.9)["outcome"] == "FAIL"  # a tenth removed: less than a fifth, decided (2 floors 0.08 <= 0.2)
+    # Floors that could hide a cut of a fifth (2 floors = 0.4): UNDECIDED, with the sequences (16 x (0.4 / 0.2)^2).
+    undecided = _c8a(share=0.9, spread=0.1)
     power = undecided["measured"]["models"]["m"]["factors"]["2"]["preconditions"]["power"]
-    assert not power["passed"] and power["sequences_to_resolve"] == 64
+    assert undecided["outcome"] == "UNDECIDED" and not power["passed"] and power["sequences_to_resolve"] == 64
     assert "64 sequences" in undecided["undecided"]["would_decide"]
-    # ... unless the simulation control passes, which fails the claim whatever the data.
-    metrics["s/ntk2"] = _metrics([_row(first=1.0)] * 4)
-    assert decide()["outcome"] == "FAIL"
+    # The old measure, |R|, is recorded beside, deciding nothing.
+    assert "simulation" in passed["measured"]["recorded_score_components"]
 
 
 def _window_run(slopes, types, window=None, noise=0.01):
@@ -480,7 +555,7 @@ def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_w
     def decide(min_query, control="s/long"):
         return settle(claim_c8b(lambda run: runs[run], lambda run: runs[run]["metadata"],
                                 {"sliding": "g/long", "no_window": control}, {}, min_query=min_query, min_depth_correlation=0.5,
-                                floor_multiple=2.0, min_layer_share=0.5, min_resolvable_slope=0.25))
+                                floor_multiple=2.0, min_layer_share=0.5, min_resolvable_slope=0.25, **FLOOR))
 
     assert decide(16)["passed"]
     assert decide(16)["measured"]["sliding"]["floor_multiple"] == 2.0  # the margin the figure's band draws
@@ -509,16 +584,21 @@ def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_w
     assert decide(8)["outcome"] == "FAIL"  # a window that does not bind fails whatever the floors
 
 
-def _patching(position0, middle, half_b=None, same_first_gap=0.0, different_first_gap=0.3, sink=0.9, sink_layers=(1, 2, 3, 4)):
-    """A patching record of layers 2-4 whose head 0 is a sink head (mean attention ``sink`` to key 0) in ``sink_layers``."""
-    def patch(value, position, half_b=None):
-        halves = [[value, 0.0], [value if half_b is None else half_b, 0.0]]
-        return {"position": position, "layers": {str(layer): {"head_output_change": [value, 0.0],
+def _patching(position0, middle, half_b=None, same_first_gap=0.0, different_first_gap=0.3, sink=0.9, sink_layers=(1, 2, 3, 4),
+              other=0.0):
+    """A patching record of layers 2-4 whose head 0 is a sink head (mean attention ``sink`` to key 0) in ``sink_layers``;
+    head 1, no sink head, changes by ``other`` under the position-0 patch."""
+    def patch(value, position, half_b=None, other=0.0):
+        halves = [[value, other], [value if half_b is None else half_b, other]]
+        return {"position": position, "layers": {str(layer): {"head_output_change": [value, other],
                                                               "head_output_change_halves": halves,
+                                                              # two groups, the halves: norms of 1
+                                                              "change_squares_by_group": np.square(halves).tolist(),
+                                                              "norm_squares_by_group": np.ones((2, 2)).tolist(),
                                                               "log_z_change": [0.1, 0.0]}
                                                  for layer in (2, 3, 4)}}
     attention = {str(layer): [sink if layer in sink_layers else 0.1, 0.1] for layer in (1, 2, 3, 4)}
-    return {"patches": {"position0": patch(position0, 0, half_b), "middle": patch(middle, 8)}, "layers": [2, 3, 4],
+    return {"patches": {"position0": patch(position0, 0, half_b, other), "middle": patch(middle, 8)}, "layers": [2, 3, 4],
             "sink_attention": {"from_query": 16, "all": attention, "half_a": attention},
             "queries_from": 9, "closed_system": {"same_first_token": [same_first_gap],
                                                   "different_first_tokens": [0.0, different_first_gap],
@@ -526,7 +606,7 @@ def _patching(position0, middle, half_b=None, same_first_gap=0.0, different_firs
 
 
 C9_RULE = dict(sink_from_query=16, sink_min_attention=0.5, min_relative_change=0.1, floor_multiple=2.0, min_layers=2,
-               min_layer_share=0.5, max_closed_system_gap=1e-5)
+               min_layer_share=0.5, max_closed_system_gap=1e-5, **FLOOR)
 
 
 def test_c9_needs_the_sink_heads_to_read_position_0_and_not_the_middle():
@@ -545,6 +625,14 @@ def test_c9_needs_the_sink_heads_to_read_position_0_and_not_the_middle():
     for gaps in ({"same_first_gap": 0.01}, {"different_first_gap": 0.0}):
         assert not c9(position0=0.5, middle=0.01, **gaps)["passed"], gaps
     assert passed["controls"]["m: middle position patched"] == {"passed": False, "testable": True}
+    # The control that reaches position 0: the same patch changes the other heads as much, so the sink heads are
+    # no readers of position 0 in particular; the control passes and the claim fails.
+    everywhere = c9(position0=0.5, middle=0.01, other=0.5)
+    assert not everywhere["passed"] and everywhere["controls"]["m: the other heads, position 0 patched"]["passed"]
+    assert not passed["controls"]["m: the other heads, position 0 patched"]["passed"]
+    # The other heads change too, but far less than the sink heads: those stand out, and the control fails.
+    less = c9(position0=0.5, middle=0.01, other=0.2)
+    assert less["passed"] and less["measured"]["models"]["m"]["other_heads"]["layers"]["2"]["supports"]
     # Sink heads in 2 of the 3 patched layers, both read: it passes; in 1, it cannot reach 2 layers.
     assert c9(position0=0.5, middle=0.01, sink_layers=(3, 4))["passed"]
     one = c9(position0=0.5, middle=0.01, sink_layers=(4,))

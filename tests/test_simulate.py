@@ -14,7 +14,9 @@ SMALL = SimulationSize(batch_size=200, seq_len=10, dim=16, layers=3, chunk_size=
 def test_outputs_have_the_documented_shapes_and_mask():
     out = simulate(Variant(alpha=0.2), SMALL, seed=0, progress=False)
     assert set(out) == {"mean_scores", "half_a", "half_b", "chunk_means", "chunk_sizes", "log_z", "log_z_half_a",
-                        "log_z_half_b"}
+                        "log_z_half_b", "log_z_groups", "group_sizes"}
+    # each chunk's mean log Z, weighted by its size, is the mean over all sequences
+    np.testing.assert_allclose(np.average(out["log_z_groups"], axis=0, weights=out["group_sizes"]), out["log_z"])
     for name in ("mean_scores", "half_a", "half_b"):
         array = out[name]
         assert array.shape == (3, 10, 10)

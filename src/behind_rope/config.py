@@ -110,9 +110,11 @@ class TokenSet:
     # (SmolLM2 <|im_start|>, Qwen2.5 <|endoftext|>); null: BOS only where the tokenizer adds one
     first_token: str | None = None
     per_head: bool = False  # also record log Z and the attention to key 0 per head and query (claims C6-C9)
-    # with per_head, also each head's query offset a(i), the part of log Z the softmax cannot see (claim C6);
-    # it keeps an S x S matrix per head and layer while it runs, so it is meant for short sets
+    # with per_head, also each head's query offset a(i), the part of log Z the softmax cannot see (claims C6, C8b)
     query_offsets: bool = False
+    # with query_offsets, also each head's positional leakage (recorded beside C6); it keeps an S x S matrix per
+    # head and layer while it runs, so it is meant for short sets
+    leakage: bool = False
     # also the early queries' attention outputs and key 0's part of them (claim C7)
     value_paths: bool = False
     # the models whose runs read it, of those in llm.models (default: every one); the inputs step draws
@@ -160,12 +162,12 @@ def seed_twins(config: dict, twin: str) -> list[str]:
 
 
 C5_CLAIMS = ("C5a", "C5b", "C5c", "C5d")
-C5_ROLES = ("text", "iid", "iid_no_mask", "figure5")
+C5_ROLES = ("text", "iid", "iid_no_mask", "figure5", "text_no_mask")
 
 
 def c5_runs(config: dict) -> dict[str, dict[str, str]]:
     """Per model, the runs claims C5a-C5d read (their runs, controls and recorded runs): text and i.i.d.
-    tokens with the mask, i.i.d. tokens without it, and the Figure 5 run.
+    tokens with the mask and without it, and the Figure 5 run.
 
     The four claims share these runs by role: a role two claims name must name the same run in both, or one
     claim's entry (even a recorded one) would silently choose the run that decides another.
@@ -216,8 +218,8 @@ def validate(config: dict, schema: dict | None = None) -> dict:
     references += [("claims.C6.runs.simulation_variant", [claims["C6"]["runs"]["simulation_variant"]]),
                    ("claims.C6.controls.simulation_control", [claims["C6"]["controls"]["simulation_control"]])]
     c8 = claims["C8"]
-    references += [("claims.C8.controls.simulation_ntk", c8["controls"]["simulation_ntk"]),
-                   ("claims.C8.controls.simulation_reference", [c8["controls"]["simulation_reference"]]),
+    references += [("claims.C8.recorded.simulation_ntk", c8["recorded"]["simulation_ntk"]),
+                   ("claims.C8.recorded.simulation_reference", [c8["recorded"]["simulation_reference"]]),
                    ("claims.C8.recorded.simulation_window", [c8["recorded"]["simulation_window"]])]
     for key, names in references:
         for name in names:

@@ -39,28 +39,38 @@ class ScoreRecorder:
     Sequences alternate between half A (even index) and half B (odd index).  Entries that a
     layer's mask hides are counted out, and come back as NaN.  With ``per_head`` it also sums, per
     head and query, the log-normaliser log Z (the log-sum-exp of the scores over the keys the query
-    sees) and the attention paid to key 0 (the sink), for the same halves.  With ``query_offsets`` (and
-    ``per_head``) it also keeps each head's score sums, so that ``result`` gives each head's query offset
-    a(i) (:func:`behind_rope.maths.decompose.decompose`), the part of log Z the softmax cannot see: an
-    S x S matrix per head and layer, so meant for short runs.  With ``value_paths`` it also sums, for the
-    early queries 0 .. S/10 (where the first key is at least a tenth of every query's context), each query's
-    attention output over the concatenated heads (before the output projection) and the part of it that key
-    0's value carries, A[i, 0] v_0 (claim C7).  With ``keep_raw`` it also keeps every per-sequence score
-    tensor (for tests and the small Gram-matrix check only).
+    sees) and the attention paid to key 0 (the sink).  With ``query_offsets`` (and ``per_head``) it also
+    sums each head's scores over each row and each offset i - j of the entries the decomposition fits,
+    all that each head's query offset a(i) needs (:func:`behind_rope.maths.decompose.query_offsets_from_sums`),
+    the part of log Z the softmax cannot see.  With ``leakage`` (and ``query_offsets``) it keeps each head's
+    S x S score sums, for the positional leakage of each head (meant for short runs).  With ``value_paths``
+    it also sums, for the early queries 0 .. S/10 (where the first key is at least a tenth of every query's
+    context), each query's attention output over the concatenated heads (before the output projection) and
+    the part of it that key 0's value carries, A[i, 0] v_0 (claim C7).  With ``keep_raw`` it also keeps every
+    per-sequence score tensor (for tests and the small Gram-matrix check only).
+
+    The per-head sums and the value paths are kept by group too: sequence k goes to group k mod
+    ``GROUPS``, so that a claim's noise floor can come from many splits of the groups into halves rather
+    than from one (behind_rope.maths.splits); the even groups are half A, the odd ones half B.
     """
 
+    GROUPS = 16  # even, so that the halves are unions of groups
+
     def __init__(self, layers: Iterable[int], keep_raw: bool = False, per_head: bool = False, stop: bool = True,
-                 query_offsets: bool = False, value_paths: bool = False):
+                 query_offsets: bool = False, value_paths: bool = False, leakage: bool = False):
         if query_offsets and not per_head:
             raise ValueError("query_offsets are per head: they need per_head")
+        if leakage and not query_offsets:
+            raise ValueError("leakage is measured with and without the query offsets: it needs query_offsets")
         self.layers = sorted(set(layers))
         self.stop = stop  # stop the pass in the attention of the last layer recorded
         self.keep_raw = keep_raw
         self.per_head = per_head
         self.query_offsets = query_offsets
         self.value_paths = value_paths
-        self.path_sums: dict[int, dict[str, torch.Tensor]] = {}  # (2, early queries, heads x head_dim), with value_paths
-        self.head_scores: dict[int, torch.Tensor] = {}  # (2, heads, S, S) per layer, with query_offsets
+        self.leakage = leakage
+        self.path_sums: dict[int, dict[str, torch.Tensor]] = {}  # (groups, early queries, heads x head_dim), with value_paths
+        self.head_scores: dict[int, torch.Tensor] = {}  # (heads, S, S) per layer, with leakage
         self.sums: dict[int, torch.Tensor] = {}
         self.counts: dict[int, torch.Tensor] = {}
         self.head_sums: dict[int, dict[str, torch.Tensor]] = {}
@@ -89,14 +99,18 @@ class ScoreRecorder:
         # Half A holds the even sequences of the whole run, so every other row of the batch (views, no
         # copies); the sums are over rows in order, in float64, so they do not depend on the batch size.
         rows = [slice((self.first_sequence + h) % 2, None, 2) for h in (0, 1)]
+        groups = (torch.arange(batch, device=query.device) + self.first_sequence) % self.GROUPS
         if layer not in self.sums:
             self.sums[layer] = torch.zeros(2, queries, keys, dtype=torch.float64, device=query.device)
             self.counts[layer] = torch.zeros(2, queries, keys, dtype=torch.float64, device=query.device)
         if self.per_head:
             log_z = torch.full((batch, heads, queries), -torch.inf, device=query.device)
             sink = torch.zeros(batch, heads, queries, device=query.device)
-            if self.query_offsets and layer not in self.head_scores:
-                self.head_scores[layer] = torch.zeros(2, heads, queries, keys, dtype=torch.float64, device=query.device)
+            if self.query_offsets:  # each sequence's sums over the fitted entries of each row and each offset i - j
+                row_sums = torch.zeros(batch, heads, queries, dtype=torch.float64, device=query.device)
+                offset_sums = torch.zeros(batch, heads, queries, dtype=torch.float64, device=query.device)
+            if self.leakage and layer not in self.head_scores:
+                self.head_scores[layer] = torch.zeros(heads, queries, keys, dtype=torch.float64, device=query.device)
         else:
             # The sum over heads of Q_h K_h^T is one matmul over the concatenated heads; it never
             # materialises the (batch, heads, S, S) scores.
@@ -110,9 +124,10 @@ class ScoreRecorder:
                 scores = torch.matmul(query[:, :, start:stop], key[:, :, :seen].transpose(2, 3)) * scaling
                 head_sum = scores.sum(1)
                 if self.query_offsets:
+                    self._add_fit_sums(scores, hidden[:, start:stop, :seen], start, keys - queries, row_sums, offset_sums)
+                if self.leakage:
                     visible = scores.masked_fill(hidden[:, None, start:stop, :seen], 0.0)
-                    self.head_scores[layer][:, :, start:stop, :seen] += torch.stack(
-                        [visible[row].sum(0, dtype=torch.float64) for row in rows])
+                    self.head_scores[layer][:, start:stop, :seen] += visible.sum(0, dtype=torch.float64)
                 scores.masked_fill_(hidden[:, None, start:stop, :seen], -torch.inf)
                 log_z[:, :, start:stop] = torch.logsumexp(scores, dim=-1)
                 sink[:, :, start:stop] = torch.exp(scores[..., 0] - log_z[:, :, start:stop])
@@ -121,7 +136,7 @@ class ScoreRecorder:
             head_sum.masked_fill_(hidden[:, start:stop, :seen], 0.0)
             self.sums[layer][:, start:stop, :seen] += torch.stack([head_sum[row].sum(0, dtype=torch.float64) for row in rows])
         if self.value_paths:
-            self._add_value_paths(layer, query, key, value, scaling, allowed, rows)
+            self._add_value_paths(layer, query, key, value, scaling, allowed, groups)
         allowed = allowed[:, 0].expand(batch, queries, keys)
         if allowed.stride(0) == 0:  # one mask for the whole batch, as transformers makes it
             count_by_half = torch.stack([allowed[0].to(torch.float64) * (len(range(batch)[row]) * heads) for row in rows])
@@ -129,24 +144,41 @@ class ScoreRecorder:
             count_by_half = torch.stack([allowed[row].sum(0, dtype=torch.float64) * heads for row in rows])
         self.counts[layer] += count_by_half
         if self.per_head:
-            self._add_per_head(layer, log_z, sink, rows)
+            self._add_by_group(self.head_sums, layer, {"log_z": log_z, "sink": sink} | (
+                {"row_sums": row_sums, "offset_sums": offset_sums} if self.query_offsets else {}), groups)
         if self.keep_raw:
             scores = torch.matmul(query, key.transpose(2, 3)) * scaling
             self.raw[layer].append(torch.where(allowed[:, None], scores, torch.nan).cpu())
         if self.stop and layer == self.layers[-1]:
             raise StopForward
 
-    def _add_per_head(self, layer: int, log_z: torch.Tensor, sink: torch.Tensor, rows) -> None:
-        """Per head and query, summed by half: log Z over the visible keys, and the attention weight of key 0."""
-        sums = self.head_sums.setdefault(layer, {})
-        for name, values in (("log_z", log_z), ("sink", sink)):
-            by_half = torch.stack([values[row].sum(0, dtype=torch.float64) for row in rows])
-            sums[name] = sums[name] + by_half if name in sums else by_half
-        counts = torch.tensor([len(range(len(log_z))[row]) for row in rows], dtype=torch.float64, device=log_z.device)
-        sums["count"] = sums["count"] + counts if "count" in sums else counts
+    def _add_by_group(self, store: dict, layer: int, values: dict[str, torch.Tensor], groups: torch.Tensor) -> None:
+        """Add per-sequence ``values`` (batch, ...) into ``store[layer]``, summed by group, and count the sequences."""
+        sums = store.setdefault(layer, {})
+        for name, value in values.items():
+            if name not in sums:
+                sums[name] = torch.zeros((self.GROUPS, *value.shape[1:]), dtype=torch.float64, device=value.device)
+            sums[name].index_add_(0, groups, value.to(torch.float64))
+        if "count" not in sums:
+            sums["count"] = torch.zeros(self.GROUPS, dtype=torch.float64, device=groups.device)
+        sums["count"].index_add_(0, groups, torch.ones(len(groups), dtype=torch.float64, device=groups.device))
 
-    def _add_value_paths(self, layer: int, query, key, value, scaling: float, allowed, rows) -> None:
-        """For the early queries, summed by half: the attention output and key 0's part of it, per head
+    @staticmethod
+    def _add_fit_sums(scores, hidden, start: int, shift: int, row_sums, offset_sums) -> None:
+        """Add one block of queries' scores (batch, heads, rows, keys), over the entries the decomposition fits
+        (visible, key before query, key 0 left out), to each row's sum and each offset's."""
+        rows, keys = scores.shape[-2:]
+        offset = (torch.arange(start, start + rows, device=scores.device)[:, None] + shift
+                  - torch.arange(keys, device=scores.device)[None, :])
+        fitted = hidden.logical_not() & (offset > 0)
+        fitted[..., 0] = False
+        values = scores.double().masked_fill(fitted.logical_not()[:, None], 0.0)
+        row_sums[:, :, start:start + rows] += values.sum(-1)
+        index = offset.clamp(min=0).flatten().expand(*values.shape[:2], -1)
+        offset_sums.scatter_add_(2, index, values.flatten(2))
+
+    def _add_value_paths(self, layer: int, query, key, value, scaling: float, allowed, groups) -> None:
+        """For the early queries, summed by group: the attention output and key 0's part of it, per head
         concatenated (batch, queries, heads x head_dim), from the same scores and mask as the layer's own."""
         if value is None:
             raise ValueError("value_paths needs the layer's values")
@@ -157,13 +189,9 @@ class ScoreRecorder:
         weights = torch.softmax(scores, dim=-1)
         value = value.float()
         paths = {"attention_path": torch.matmul(weights, value), "key0_path": weights[..., :1] * value[:, :, :1]}
-        sums = self.path_sums.setdefault(layer, {})
-        for name, path in paths.items():  # (batch, heads, queries, head_dim) -> (batch, queries, heads x head_dim)
-            path = path.transpose(1, 2).flatten(2)
-            by_half = torch.stack([path[row].sum(0, dtype=torch.float64) for row in rows])
-            sums[name] = sums[name] + by_half if name in sums else by_half
-        counts = torch.tensor([len(range(len(query))[row]) for row in rows], dtype=torch.float64, device=query.device)
-        sums["count"] = sums["count"] + counts if "count" in sums else counts
+        # (batch, heads, queries, head_dim) -> (batch, queries, heads x head_dim)
+        self._add_by_group(self.path_sums, layer, {name: path.transpose(1, 2).flatten(2) for name, path in paths.items()},
+                           groups)
 
     def result(self) -> dict[str, np.ndarray]:
         """``mean_scores``, ``half_a`` and ``half_b``, each (layers, S, S), NaN where masked."""
@@ -179,31 +207,62 @@ class ScoreRecorder:
             "half_b": np.stack([mean(self.sums[layer][1], self.counts[layer][1]) for layer in self.layers]),
             "layers": np.asarray(self.layers) + 1,
         }
-        if self.per_head:  # (layers, heads, queries) each, for all sequences and per half
-            for name in ("log_z", "sink"):
-                sums = torch.stack([self.head_sums[layer][name] for layer in self.layers])  # (layers, 2, heads, S)
-                count = torch.stack([self.head_sums[layer]["count"] for layer in self.layers])[:, :, None, None]
-                result[name] = (sums.sum(1) / count.sum(1)).cpu().numpy()
-                result[f"{name}_half_a"] = (sums[:, 0] / count[:, 0]).cpu().numpy()
-                result[f"{name}_half_b"] = (sums[:, 1] / count[:, 1]).cpu().numpy()
-        if self.query_offsets:  # (layers, heads, queries): a(i) of each head's mean scores, and per half
-            from behind_rope.maths.decompose import decompose, positional_leakage
+        if self.per_head:  # (layers, heads, queries) each, for all sequences, per half and per group
+            result |= self._by_group(self.head_sums, ("log_z", "sink"))
+        if self.query_offsets:
+            result |= self._query_offsets()
+        if self.leakage:  # (layers, heads): each head's positional leakage, and with its offsets a(i) removed
+            from behind_rope.maths.decompose import positional_leakage
 
-            for name, pick in (("", lambda t: t.sum(0)), ("_half_a", lambda t: t[0]), ("_half_b", lambda t: t[1])):
-                heads = np.stack([mean(pick(self.head_scores[layer]),
-                                       pick(self.counts[layer])[None] / self.head_scores[layer].shape[1])
-                                  for layer in self.layers])
-                result[f"query_offset{name}"] = decompose(heads).query_offset
-                if not name:  # (layers, heads): each head's positional leakage, and with its offsets a(i) removed
-                    result["leakage"] = positional_leakage(heads)
-                    result["leakage_without_offset"] = positional_leakage(heads, result["query_offset"])
-        if self.value_paths:  # (layers, early queries, heads x head_dim), for all sequences and per half
-            for name in ("attention_path", "key0_path"):
-                sums = torch.stack([self.path_sums[layer][name] for layer in self.layers])  # (layers, 2, queries, width)
-                count = torch.stack([self.path_sums[layer]["count"] for layer in self.layers])[:, :, None, None]
-                result[name] = (sums.sum(1) / count.sum(1)).cpu().numpy()
-                result[f"{name}_half_a"] = (sums[:, 0] / count[:, 0]).cpu().numpy()
-                result[f"{name}_half_b"] = (sums[:, 1] / count[:, 1]).cpu().numpy()
+            heads = np.stack([mean(self.head_scores[layer], self.counts[layer].sum(0)[None] / self.head_scores[layer].shape[0])
+                              for layer in self.layers])
+            result["leakage"] = positional_leakage(heads)
+            result["leakage_without_offset"] = positional_leakage(heads, result["query_offset"])
+        if self.value_paths:  # (layers, early queries, heads x head_dim), for all sequences, per half and per group
+            result |= self._by_group(self.path_sums, ("attention_path", "key0_path"))
+        return result
+
+    def _group_means(self, store: dict, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """A per-group sum's means, (groups, layers, ...), over the groups that hold a sequence, and their sizes."""
+        count = store[self.layers[0]]["count"]
+        used = count > 0
+        sums = torch.stack([store[layer][name] for layer in self.layers], dim=1)[used]
+        shape = (-1,) + (1,) * (sums.dim() - 1)
+        return (sums / count[used].view(shape)).cpu().numpy(), count[used].cpu().numpy()
+
+    def _by_group(self, store: dict, names) -> dict[str, np.ndarray]:
+        """Each name's mean over all sequences, over each half (the even groups and the odd ones) and over each
+        group (``<name>_groups``, float32: they give noise floors), with ``group_sizes``."""
+        result = {}
+        for name in names:
+            means, sizes = self._group_means(store, name)
+            result[name] = np.average(means, axis=0, weights=sizes)
+            for half, part in (("_half_a", slice(0, None, 2)), ("_half_b", slice(1, None, 2))):
+                result[f"{name}{half}"] = np.average(means[part], axis=0, weights=sizes[part])
+            result[f"{name}_groups"] = means.astype(np.float32)
+            result["group_sizes"] = sizes
+        return result
+
+    def _query_offsets(self) -> dict[str, np.ndarray]:
+        """a(i) of each head's mean scores, (layers, heads, S), over all sequences, each half and each group."""
+        from behind_rope.maths.decompose import query_offsets_from_sums
+
+        sums = {name: self._group_means(self.head_sums, name)[0] for name in ("row_sums", "offset_sums")}
+        sizes = self._group_means(self.head_sums, "log_z")[1]
+        parts = {"": slice(None), "_half_a": slice(0, None, 2), "_half_b": slice(1, None, 2)}
+        result = {f"query_offset{half}": [] for half in parts} | {"query_offset_groups": []}
+        for k, layer in enumerate(self.layers):
+            queries, keys = self.counts[layer].shape[-2:]
+            offset = torch.arange(queries)[:, None] + keys - queries - torch.arange(keys)[None, :]
+            fitted = (self.counts[layer].sum(0).cpu() > 0) & (offset > 0)
+            fitted[:, 0] = False
+            by_group = {name: value[:, k] for name, value in sums.items()}  # (groups, heads, S)
+            for half, part in parts.items():
+                mean_sums = {name: np.average(value[part], axis=0, weights=sizes[part]) for name, value in by_group.items()}
+                result[f"query_offset{half}"].append(query_offsets_from_sums(fitted.numpy(), **mean_sums))
+            result["query_offset_groups"].append(query_offsets_from_sums(fitted.numpy(), **by_group))
+        result = {name: np.stack(values) for name, values in result.items()}
+        result["query_offset_groups"] = result["query_offset_groups"].swapaxes(0, 1).astype(np.float32)
         return result
 
 
@@ -325,18 +384,19 @@ def recording(recorder: ScoreRecorder):
 @torch.no_grad()
 def record_scores(model, batches: Iterable[torch.Tensor], layers: Iterable[int], causal: bool = True,
                   keep_raw: bool = False, progress=None, inputs_embeds=None, per_head: bool = False,
-                  query_offsets: bool = False, value_paths: bool = False) -> ScoreRecorder:
+                  query_offsets: bool = False, value_paths: bool = False, leakage: bool = False) -> ScoreRecorder:
     """Run ``model`` over token batches and return the recorder holding the scores of ``layers`` (0-based).
 
     ``inputs_embeds``, a function of a token batch, feeds the model embeddings instead of tokens (an
     intervention on the input, e.g. :func:`behind_rope.llm.score_run.embedding_replacement`); ``per_head``
-    records log Z and the sink per head too, ``query_offsets`` each head's query offset a(i), and ``value_paths``
+    records log Z and the sink per head too, ``query_offsets`` each head's query offset a(i), ``leakage`` each head's
+    positional leakage, and ``value_paths``
     the early queries' attention outputs and key 0's part of them (:class:`ScoreRecorder`).
     """
     model.set_attn_implementation(SCORES if causal else SCORES_NONCAUSAL)
     device = next(model.parameters()).device
     recorder = ScoreRecorder(layers, keep_raw=keep_raw, per_head=per_head, query_offsets=query_offsets,
-                             value_paths=value_paths)
+                             value_paths=value_paths, leakage=leakage)
     running = model.base_model.layers[: recorder.layers[-1] + 1]  # the pass stops in the last layer recorded
     with recording(recorder), onednn_linears(running):
         for batch in batches:

@@ -312,14 +312,18 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
     from behind_rope.claims.power import locality_power, positive_shares, row_noises, sequences_for_power
     from behind_rope.claims.seeds import clears, seed_rule
 
-    simulated = {name: _layer(simulation_metrics[name], amplification_layer)["key_slope"] for name in simulation_variants}
+    # Amplification in units the twin and the simulation share: the key slope relative to each row's score spread
+    # (behind_rope.maths.metrics.key_slopes), which no common scale of the scores moves.  A trained twin's logits and
+    # the simulation's scores of unit vectors come on different scales, and so does an untrained twin's.
+    simulated = {name: _layer(simulation_metrics[name], amplification_layer)["key_trend"] for name in simulation_variants}
     reference = max(simulated.values())
     thresholds = {f"locality_layer_{layer}": min_locality for layer in locality_layers} | {"amplification": min_amplification}
 
     def statistics(run: str) -> dict:
         values = {f"locality_layer_{layer}": _layer(metrics[run], layer)["locality"] for layer in locality_layers}
-        slope = _layer(metrics[run], amplification_layer)["key_slope"]
-        return values | {"amplification": slope / reference, "key_slope": slope}
+        layer = _layer(metrics[run], amplification_layer)
+        return values | {"amplification": layer["key_trend"] / reference, "key_trend": layer["key_trend"],
+                         "key_slope": layer["key_slope"]}
 
     def decide(values_by_seed: dict[str, dict]) -> dict:
         rules = {name: seed_rule({seed: values[name] for seed, values in values_by_seed.items()}, threshold, "at_least",
@@ -334,7 +338,7 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
     bound_slope = min_amplification * reference
 
     def noises(run: str) -> list[float]:
-        return row_noises(_layer(metrics[run], amplification_layer)["key_slope_half_differences"], row_noise_window)
+        return row_noises(_layer(metrics[run], amplification_layer)["key_trend_half_differences"], row_noise_window)
 
     def locality_at_bound(run: str) -> float:
         shares = positive_shares(bound_slope, noises(run))
@@ -402,8 +406,8 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
         "statement": "A decoder trained without positional encoding favours nearby keys because of the causal mask, "
         "and its learned weights make that position dependence stronger than the parameter-free simulation's.",
         "threshold": f"{'on one seed' if min_seeds == 1 else f'over >= {min_seeds} seeds'} of the NoPE twin on i.i.d. "
-        f"tokens, each of locality (layers {layers}) >= {min_locality} and layer-{amplification_layer} key slope >= "
-        f"{min_amplification} x the largest simulated one: "
+        f"tokens, each of locality (layers {layers}) >= {min_locality} and layer-{amplification_layer} key slope "
+        f"relative to each row's score spread >= {min_amplification} x the largest simulated one: "
         + ("the seed clears it" if min_seeds == 1 else
            f"the lower end of the {confidence:.0%} t-interval of the mean clears it and >= {min_seeds_passing} seeds "
            "clear it on their own")

@@ -61,7 +61,7 @@ def ladder_rows(claims: dict) -> list[dict]:
                 "figure5_sequences": d[model]["figure5_inputs"]["sequences"],
                 "structure": a[model]["text"][key]["block_reliability"],
                 "magnitude": b[model]["layers"][key]["spread_ratio"],
-                "first_keys": _floors(c[model]["figure5"][key]),
+                "first_keys": _floors(c[model]["text"][key]),
                 "direction": d[model]["figure5"][key]["start_deficit_visible"],
                 "reliability": d[model]["figure5"][key]["drawn_reliability"],
                 "verdicts": verdicts,

@@ -158,10 +158,10 @@ def position_claims_metric_files(config: dict) -> list[str]:
 
 def position_claims_score_files(config: dict) -> list[str]:
     """The score files whose arrays the claims read directly: per-head log Z and sink (C6, C8b, C9), key 0's value
-    path before and after each replacement (C7), the simulation's log Z past its window (recorded beside C8b),
-    and the identity replacement with its original (C7's control)."""
+    path before and after each replacement (C7) and each NTK factor (C8a), the simulation's log Z past its window
+    (recorded beside C8b), and the identity replacement with its original (C7's control)."""
     positions = position_runs(config)
-    runs = [run for part in ("C6", "C7") for model in positions[part].values() for run in model.values()]
+    runs = [run for part in ("C6", "C7", "ntk") for model in positions[part].values() for run in model.values()]
     runs += [*positions["C6_simulation"].values(), *positions["window"].values(), *positions["C9"].values()]
     runs += positions["simulation_window"].values()
     runs += [run for model in positions["identity"].values() for pair in model.values() for run in pair]

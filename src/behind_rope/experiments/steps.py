@@ -111,7 +111,8 @@ def score_settings(config: dict, model: str, inputs: str, mask: str) -> dict:
     variant = llm["variants"][model.split(".", 1)[1]] if model != base else {}
     return {**common, "kind": "llm", "source": llm_source(config, base), "provenance": llm_provenance(config, base),
             "layers": llm["inputs"][inputs]["layers"], "per_head": llm["inputs"][inputs]["per_head"],
-            "query_offsets": llm["inputs"][inputs]["query_offsets"], "value_paths": llm["inputs"][inputs]["value_paths"],
+            "query_offsets": llm["inputs"][inputs]["query_offsets"], "leakage": llm["inputs"][inputs]["leakage"],
+            "value_paths": llm["inputs"][inputs]["value_paths"],
             "batch_size": llm["batch_size"], "device": llm["device"], "dtype": llm["dtype"],
             "intervention": {key: variant.get(key) for key in ("replace_embedding", "ntk_factor")} if variant else None}
 

@@ -101,6 +101,7 @@ def score_run(settings: dict, tokens_path) -> tuple[dict[str, np.ndarray], dict]
         recorder = record_scores(model, tokens.split(int(batch_size)), layers, causal=settings["causal"], progress=bar,
                                  inputs_embeds=inputs_embeds, per_head=settings.get("per_head", False),
                                  query_offsets=settings.get("query_offsets", False),
+                                 leakage=settings.get("leakage", False),
                                  value_paths=settings.get("value_paths", False))
     seconds = time.perf_counter() - started
     metadata = {

@@ -74,6 +74,7 @@ class _Design:
     offsets: np.ndarray
     row_counts: np.ndarray
     offset_counts: np.ndarray
+    incidence: np.ndarray  # (rows, offsets) 1 where a fitted entry has that row and offset
     normal: np.ndarray  # reduced normal matrix on the fitted offsets, constant direction pinned
 
 
@@ -118,11 +119,10 @@ def _design(fitted: np.ndarray) -> _Design | None:
     used = offset_counts > 0
     incidence = np.zeros((seq_len, seq_len))
     incidence[rows, offsets] = 1.0
-    incidence = incidence[:, used]
     counts = offset_counts[used].astype(float)
-    normal = np.diag(counts) - (incidence / np.maximum(row_counts, 1)[:, None]).T @ incidence
+    normal = np.diag(counts) - (incidence[:, used] / np.maximum(row_counts, 1)[:, None]).T @ incidence[:, used]
     normal += counts.mean() / counts.size
-    return _Design(flat, rows, offsets, row_counts, offset_counts, normal)
+    return _Design(flat, rows, offsets, row_counts, offset_counts, incidence, normal)
 
 
 def _solve(normal: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -144,30 +144,47 @@ def _solve(normal: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return solution[:, :-1].T
 
 
-def _fit_group(design: _Design, matrices: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """a (B, S) and r (B, S) for matrices that share ``design``: one LU factorisation solves them all."""
-    seq_len = design.row_counts.size
+def _fit_sums(design: _Design, row_sums: np.ndarray, offset_sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """a (B, S) and r (B, S) of matrices known by their sums over the fitted entries of each row and of each
+    offset i - j, (B, S) each: all the least-squares fit reads.  One LU factorisation solves them all."""
     used = design.offset_counts > 0
     fitted_rows = design.row_counts > 0
     inverse_counts = 1.0 / np.maximum(design.row_counts, 1)
-    row_sums = np.empty((len(matrices), seq_len))
-    rhs = np.empty((len(matrices), int(used.sum())))
+    rhs = (offset_sums - (row_sums * inverse_counts) @ design.incidence)[:, used]
+    relative = np.full(row_sums.shape, np.nan)
+    relative[:, used] = _solve(design.normal, rhs)
+    absorbed = np.where(used, relative, 0.0) @ design.incidence.T  # each row's sum of r over its fitted offsets
+    offset = (row_sums - absorbed) * inverse_counts
+    shift = offset[:, fitted_rows].mean(axis=1, keepdims=True)  # convention: a has mean 0 over its fitted rows
+    query_offset = np.full(row_sums.shape, np.nan)
+    query_offset[:, fitted_rows] = offset[:, fitted_rows] - shift
+    relative[:, used] += shift
+    return query_offset, relative
+
+
+def _fit_group(design: _Design, matrices: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """a (B, S) and r (B, S) for matrices that share ``design``."""
+    seq_len = design.row_counts.size
+    row_sums, offset_sums = np.empty((len(matrices), seq_len)), np.empty((len(matrices), seq_len))
     for k, matrix in enumerate(matrices):
         values = matrix.ravel()[design.flat]
         row_sums[k] = np.bincount(design.rows, values, seq_len)
-        row_means = (row_sums[k] * inverse_counts)[design.rows]
-        rhs[k] = (np.bincount(design.offsets, values, seq_len) - np.bincount(design.offsets, row_means, seq_len))[used]
-    solution = _solve(design.normal, rhs)
-    relative = np.full((len(matrices), seq_len), np.nan)
-    query_offset = np.full((len(matrices), seq_len), np.nan)
-    for k in range(len(matrices)):
-        relative[k, used] = solution[k]
-        absorbed = np.bincount(design.rows, relative[k, design.offsets], seq_len)
-        offset = (row_sums[k] - absorbed) * inverse_counts
-        shift = offset[fitted_rows].mean()  # convention: a has mean 0 over its fitted rows
-        query_offset[k, fitted_rows] = offset[fitted_rows] - shift
-        relative[k, used] += shift
-    return query_offset, relative
+        offset_sums[k] = np.bincount(design.offsets, values, seq_len)
+    return _fit_sums(design, row_sums, offset_sums)
+
+
+def query_offsets_from_sums(fitted: np.ndarray, row_sums: np.ndarray, offset_sums: np.ndarray) -> np.ndarray:
+    """The query offsets a(i) of :func:`decompose` for matrices known only by their sums over the ``fitted`` entries
+    (S, S) of each row and of each offset d = i - j, (..., S) each (``offset_sums[..., d]``).  The fit is linear in
+    the matrix, so sums collected while the scores stream by (behind_rope.capture.scores) give each head's a(i)
+    without keeping its S x S matrix.  NaN where undefined, as in :func:`decompose`."""
+    row_sums, offset_sums = np.asarray(row_sums, dtype=float), np.asarray(offset_sums, dtype=float)
+    design = _design(np.asarray(fitted, dtype=bool))
+    if design is None:
+        return np.full(row_sums.shape, np.nan)
+    seq_len = row_sums.shape[-1]
+    query_offset, _ = _fit_sums(design, row_sums.reshape(-1, seq_len), offset_sums.reshape(-1, seq_len))
+    return query_offset.reshape(row_sums.shape)
 
 
 def decompose(scores: np.ndarray, exclude_keys: Sequence[int] = (0,)) -> Decomposition:

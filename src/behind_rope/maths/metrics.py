@@ -169,22 +169,18 @@ def split_half_floor(values, sizes, splits: int, quantile: float, seed: int = 0)
     splits of the replicates into two halves, the ``quantile`` of |mean A - mean B| / 2 (each half's mean weighted
     by the replicates' ``sizes``), which estimates the noise of the mean of all of them.  For a statistic linear in
     the scores (a start deficit), each replicate's own value is all it needs.  NaN with fewer than two replicates."""
-    values, sizes = np.asarray(values, dtype=float), np.asarray(sizes, dtype=float)
-    if len(values) < 2:
-        return float("nan")
-    rng = np.random.default_rng(seed)
-    gaps = []
-    for _ in range(splits):
-        first = np.zeros(len(values), dtype=bool)
-        first[rng.permutation(len(values))[: len(values) // 2]] = True
-        mean_a = np.average(values[first], weights=sizes[first])
-        mean_b = np.average(values[~first], weights=sizes[~first])
-        gaps.append(abs(mean_a - mean_b) / 2)
-    return float(np.quantile(gaps, quantile))
+    from behind_rope.maths.splits import split_floor
+
+    return float(split_floor(values, sizes, splits, quantile, seed=seed)) / 2
 
 
-def key_slopes(scores: np.ndarray) -> np.ndarray:
-    """Per query (with at least two earlier unmasked keys): the least-squares slope of score against key position."""
+def key_slopes(scores: np.ndarray, relative: bool = False) -> np.ndarray:
+    """Per query (with at least two earlier unmasked keys): the least-squares slope of score against key position.
+
+    With ``relative``, the slope in units of the row's own spread: the correlation of score with key position
+    over the row's earlier keys (the slope x the keys' spread / the scores' spread; 0 for a flat row).  It does
+    not change when every score is multiplied by one number, so it compares runs whose scores come on different
+    scales: a trained twin's logits and the parameter-free simulation's scores of unit vectors."""
     seq_len = scores.shape[-1]
     keys = np.broadcast_to(np.arange(seq_len, dtype=float), (seq_len, seq_len))
     use = strictly_lower(seq_len) & np.isfinite(scores)
@@ -192,7 +188,14 @@ def key_slopes(scores: np.ndarray) -> np.ndarray:
     values = np.where(use, scores, 0.0)
     key_mean = np.where(use, keys, 0.0).sum(1) / np.maximum(n, 1)
     centred = np.where(use, keys - key_mean[:, None], 0.0)
-    slopes = (centred * values).sum(1) / np.maximum((centred**2).sum(1), 1e-300)
+    covariance = (centred * values).sum(1)
+    if relative:
+        score_mean = values.sum(1) / np.maximum(n, 1)
+        score_squares = np.where(use, (values - score_mean[:, None]) ** 2, 0.0).sum(1)
+        spread = np.sqrt((centred**2).sum(1) * score_squares)
+        slopes = np.where(spread > 0, covariance / np.maximum(spread, 1e-300), 0.0)
+    else:
+        slopes = covariance / np.maximum((centred**2).sum(1), 1e-300)
     return slopes[n >= 2]
 
 
@@ -218,10 +221,10 @@ def key_slope_noise(half_a: np.ndarray, half_b: np.ndarray) -> float:
     return float(np.sqrt(np.mean(difference**2)))
 
 
-def key_slope_half_differences(half_a: np.ndarray, half_b: np.ndarray) -> list[float]:
+def key_slope_half_differences(half_a: np.ndarray, half_b: np.ndarray, relative: bool = False) -> list[float]:
     """Per query row: (half A's key slope - half B's) / 2, a draw of the sampling noise of that row's slope in the
     mean of the halves (rows near the start average fewer keys and are noisier; behind_rope.claims.power)."""
-    return ((key_slopes(half_a) - key_slopes(half_b)) / 2).tolist()
+    return ((key_slopes(half_a, relative) - key_slopes(half_b, relative)) / 2).tolist()
 
 
 def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures) -> dict:
@@ -235,6 +238,10 @@ def layer_metrics(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, meas
         "key_slope": key_slope(mean),
         "key_slope_noise": key_slope_noise(half_a, half_b),
         "key_slope_half_differences": key_slope_half_differences(half_a, half_b),
+        # the same slope relative to each row's score spread (C3's amplification, in units the twin and the
+        # simulation share), and its rows' half differences (C3's power)
+        "key_trend": float(key_slopes(mean, relative=True).mean()),
+        "key_trend_half_differences": key_slope_half_differences(half_a, half_b, relative=True),
     }
 
 

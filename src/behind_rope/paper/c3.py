@@ -206,7 +206,7 @@ def _power_sentence(power: dict, bound_locality: float, min_power: float) -> str
     powers = [entry["power"] for entry in power["power"].values()]
     sequences = next(iter(power["power"].values()))["sequences"]
     weak = sum(value < min_power for value in powers)
-    would = (f"A twin whose every query had the layer-{power['layer']} key slope the amplification bound asks for "
+    would = (f"A twin whose every query had the layer-{power['layer']} relative key slope the amplification bound asks for "
              f"would reach a locality of {number(bound_locality)} with a probability of {span(powers)} at the probe's "
              f"{sequences:,} sequences, by each seed's sampling noise row by row")
     if weak:

@@ -242,15 +242,18 @@ def claims_rows(claims: dict, values: dict[str, str], entries: dict,
               f"(Table~\\ref{{tab:position}})",
         "C7": f"on {values['c7.decided_by']} (decides): key~0's positional signal keeps $\\rho = {values['c7.ratio']}$, "
               f"so it removes "
-              f"{values['c7.removed']}; the reading: about {values['c7.reading']}; {values['c7.controls_outcome']}; identity replacement: "
+              f"{values['c7.removed']}; the reading: about {values['c7.reading']}; {values['c7.controls_outcome']}; the "
+              f"other keys' signal: {values['c7.other_keys']}; identity replacement: "
               f"largest change {values['c7.identity_gap']} (Table~\\ref{{tab:position}})",
-        "C8a": f"$|\\bar R|$ falls beyond the noise for {values['c8a.suppressed']} factors; the simulation (control) at "
-               f"{values['c8a.simulation_suppressed']} (Table~\\ref{{tab:position}})",
+        "C8a": f"key~0's positional signal is suppressed at {values['c8a.suppressed']} factors ($\\rho$ "
+               f"{values['c8a.ratios']}); the other keys' signal (control) keeps {values['c8a.other_ratios']}, cut for "
+               f"{values['c8a.other_keys_passing']} (Table~\\ref{{tab:position}})",
         "C8b": f"rank correlation of the slope with depth over the {values['c8b.checked']} sliding-window layers of "
                f"{values['c8b.model']}: {values['c8b.correlation']}, {values['c8b.above']} of them above the floor; "
                f"{values['c8b.control_model']} (control): {values['c8b.control_correlation']}",
         "C9": f"sink heads from layer {values['c9.from_layer']} on: {values['c9.sink_heads']}; position-0 patch "
-              f"{values['c9.effect']}, middle {values['c9.middle_effect']}; passes for {values['c9.models_passed']}, "
+              f"{values['c9.effect']}, middle {values['c9.middle_effect']}, other heads {values['c9.other_heads_effect']}; "
+              f"passes for {values['c9.models_passed']}, "
               f"fails for {values['c9.models_failed']} (Table~\\ref{{tab:position}})",
     } | paper_revision.measured_cells(claims)
     rows = []

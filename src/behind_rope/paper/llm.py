@@ -98,9 +98,9 @@ def c5_values(claims: dict, settings: dict) -> dict[str, str]:
     }
 
     # C5c, the first keys: in which direction they stand apart, and key 0 on its own.
-    apart = [row for model in c.values() for row in model["figure5"].values()]
+    apart = [row for model in c.values() for row in model["text"].values()]
     contrasts = [row["first_keys_contrast"] for row in apart if row["stands_apart"]]
-    control_pass = [n for n, m in c.items() if m["control_iid_no_mask"]["passed"]]
+    control_pass = [n for n, m in c.items() if m["control_text_no_mask"]["passed"]]
     values |= {
         "c5c.first_keys": str(settings["measures"]["first_keys"]), "c5c.layers": listing(c_args["layers"]),
         "c5c.min_layers": str(c_args["min_layers"]), "c5c.min_over_noise": f"{c_args['min_over_noise']:g}",
@@ -109,6 +109,9 @@ def c5_values(claims: dict, settings: dict) -> dict[str, str]:
         # Key 0 only where late queries see it (a sliding window may hide it).
         "c5c.sink_apart": _apart_sentence("Key~0", [row["sink_contrast"] for row in apart if row["sink_stands_apart"]],
                                           sum(_defined(row["sink_contrast"]) for row in apart)),
+        "c5c.figure5_apart": listing(
+            f"{model_name(n)}'s first keys stand apart in {sum(row['stands_apart'] for row in m['figure5'].values())} of "
+            f"{len(m['figure5'])} layers there" for n, m in c.items()),
         "c5c.control_outcome": "For every model, the no-mask control stands apart in fewer layers than the claim "
         "needs, as a control must." if not control_pass else f"The no-mask control stands apart in as many layers "
         f"for {models(control_pass)}, which alone fails the claim there.",
@@ -210,8 +213,8 @@ def c5c_table(claims: dict) -> str:
              r"model & layer & contrast (halves) & floor & floors & apart & contrast & floors & floors & C5c \\",
              r"\midrule"]
     for name, model in claims["C5c"]["measured"]["models"].items():
-        control = model["control_iid_no_mask"]["layers"]
-        for k, (layer, r) in enumerate(model["figure5"].items()):
+        control = model["control_text_no_mask"]["layers"]
+        for k, (layer, r) in enumerate(model["text"].items()):
             halves = ", ".join(number(v) for v in r["first_keys_contrast_halves"])
             off = control.get(layer, {})
             cells = [model_name(name) if k == 0 else "", layer,

@@ -27,7 +27,7 @@ import re
 import numpy as np
 
 from behind_rope.claims.outcome import decided_by_parts, part_outcome, precondition
-from behind_rope.position.heads import slopes_with_floor, spearman, visible_log_z
+from behind_rope.position.heads import log_z_slopes, slopes_with_floor, spearman, visible_log_z
 
 
 def _mean(values) -> float:
@@ -71,12 +71,14 @@ def head_power(carrying: np.ndarray, slopes: np.ndarray, floors: np.ndarray, res
 
 def mask_part_check(arrays: dict, reference: np.ndarray, layers, min_query: int, min_slope_ratio: float,
                     floor_multiple: float, min_head_share: float, min_layers: int,
-                    min_resolvable_slope_ratio: float, sequences: int) -> dict:
+                    min_resolvable_slope_ratio: float, sequences: int, floor_splits: int, floor_quantile: float) -> dict:
     """C6's check on one run: per head, the slope of log Z - a(i) against log(i + 1) (queries >= ``min_query``),
-    against ``reference``, the simulation's slope per layer (index = layer - 1); with its power precondition.
-    The raw log Z's slopes, a(i) left in, are recorded beside, deciding nothing."""
-    index, found = _layer_index(arrays), slopes_with_floor(visible_log_z(arrays), min_query, key="log_z_visible")
-    raw = slopes_with_floor(arrays, min_query)["slope"]
+    against ``reference``, the simulation's slope per layer (index = layer - 1), each head's floor from
+    ``floor_splits`` splits of the run's groups of sequences; with its power precondition.  The raw log Z's
+    slopes, a(i) left in, are recorded beside, deciding nothing."""
+    index = _layer_index(arrays)
+    found = slopes_with_floor(visible_log_z(arrays), min_query, floor_splits, floor_quantile, key="log_z_visible")
+    raw = log_z_slopes(np.asarray(arrays["log_z"]), min_query)
     rows = {}
     for layer in layers:
         slope, floor, bound = found["slope"][index[layer]], found["floor"][index[layer]], min_slope_ratio * reference[layer - 1]
@@ -101,7 +103,8 @@ def mask_part_check(arrays: dict, reference: np.ndarray, layers, min_query: int,
         else "a simulation slope b_sim above zero in every checked layer" if undecided else "nothing: it is decided",
         sequences=sequences, sequences_to_resolve=needed, layers_undecided=[int(layer) for layer in undecided])
     return {"passed": passed, "layers_holding": holding, "layers": rows, "preconditions": {"power": power},
-            "noise_floor_median": float(np.median([f for row in rows.values() for f in row["floors"]]))}
+            "noise_floor_median": float(np.median([f for row in rows.values() for f in row["floors"]])),
+            "floor_groups": found["groups"]}
 
 
 def positional_leakage_record(arrays: dict) -> dict:
@@ -119,13 +122,15 @@ def positional_leakage_record(arrays: dict) -> dict:
 
 def claim_c6(scores, metadata, runs: dict, simulation_runs: dict, layers, min_query: int, min_slope_ratio: float,
              floor_multiple: float, min_head_share: float, min_layers: int, min_resolvable_slope_ratio: float,
-             **_) -> dict:
-    simulated = {role: slopes_with_floor(visible_log_z(scores(run)), min_query, key="log_z_visible")
+             floor_splits: int, floor_quantile: float, **_) -> dict:
+    simulated = {role: slopes_with_floor(visible_log_z(scores(run)), min_query, floor_splits, floor_quantile,
+                                         key="log_z_visible")
                  for role, run in simulation_runs.items()}
     reference = simulated["probe"]["slope"]  # b_sim per layer (index = layer - 1)
     settings = {"reference": reference, "layers": layers, "min_query": min_query, "min_slope_ratio": min_slope_ratio,
                 "floor_multiple": floor_multiple, "min_head_share": min_head_share, "min_layers": min_layers,
-                "min_resolvable_slope_ratio": min_resolvable_slope_ratio}
+                "min_resolvable_slope_ratio": min_resolvable_slope_ratio, "floor_splits": floor_splits,
+                "floor_quantile": floor_quantile}
 
     models = {}
     for model, pair in runs.items():
@@ -152,7 +157,8 @@ def claim_c6(scores, metadata, runs: dict, simulation_runs: dict, layers, min_qu
         "statement": "The causal mask ties each query's softmax normaliser to its position: per head, log Z with the "
         "query offset a(i) removed grows with log(i + 1) as the parameter-free causal simulation's does.",
         "threshold": f"a head carries the mask's position when its slope of log Z - a(i) (queries >= {min_query}) is >= "
-        f"{min_slope_ratio} x the simulation's in the same layer and > {floor_multiple:g} x its split-half floor; "
+        f"{min_slope_ratio} x the simulation's in the same layer and > {floor_multiple:g} x its floor (the "
+        f"{floor_quantile:g} quantile of |b_A - b_B| over {floor_splits} random splits of the sequences' groups); "
         f">= {min_head_share:.0%} of the heads in >= {min_layers} of layers {list(layers)}, in every LLM; the simulation "
         "is above its floor in every checked layer; every no-mask run fails the same check; decided where the floors "
         f"could see a head at {min_resolvable_slope_ratio:g} x the simulation's slope (else UNDECIDED)",
@@ -164,7 +170,9 @@ def claim_c6(scores, metadata, runs: dict, simulation_runs: dict, layers, min_qu
                                                                       ("no_mask", pair["no_mask"]))}
                                             for model, pair in runs.items()}},
         "controls": controls,
-        "noise_floor": {"what": "split-half |b_A - b_B| of each head's slope (median over the checked heads)",
+        "noise_floor": {"what": f"the {floor_quantile:g} quantile of |b_A - b_B| of each head's slope over {floor_splits} "
+                        "random splits of the sequences' groups into halves (median over the checked heads)",
+                        "splits": floor_splits, "quantile": floor_quantile,
                         **{model: m["probe"]["noise_floor_median"] for model, m in models.items()}},
         "preconditions": {"models_decided": decided_by_parts(
             models, "model", fails_anyway=simulation["no_mask"]["passed"] or not simulation["probe"]["passed"])},
@@ -189,10 +197,33 @@ HALVES = ("", "_half_a", "_half_b")  # a score file's arrays over all sequences,
 def key0_signal(arrays: dict, layers, half: str = "", name: str = "key0_path") -> np.ndarray:
     """Key 0's positional signal at the early queries: per checked layer, what key 0's value path adds to each
     early query's attention output (its mean over the sequences), less its mean over the early queries 1 .. S/10;
-    (layers, queries, width).  ``half`` is ``""``, ``"_half_a"`` or ``"_half_b"``."""
+    (layers, queries, width).  ``half`` is ``""``, ``"_half_a"`` or ``"_half_b"``; ``"_groups"`` gives each group
+    of sequences' own, (groups, layers, queries, width)."""
     index = _layer_index(arrays)
-    path = np.asarray(arrays[f"{name}{half}"])[[index[layer] for layer in layers], 1:]
-    return path - path.mean(axis=1, keepdims=True)
+    path = np.asarray(arrays[f"{name}{half}"], dtype=float)[..., [index[layer] for layer in layers], 1:, :]
+    return path - path.mean(axis=-2, keepdims=True)
+
+
+def share_floor(original: np.ndarray, changed: np.ndarray, sizes, floor_splits: int, floor_quantile: float) -> float:
+    """The noise floor of a remaining share: the ``floor_quantile`` of |rho_A - rho_B| over ``floor_splits`` random
+    splits of the groups of sequences into halves, both runs read on the same groups (``original`` and ``changed``:
+    each group's signal, (groups, ...)).
+
+    A half's rho = <w C, w O> / <w O, w O> for its weights w over the groups, so the groups' inner products (two
+    groups x groups matrices) give every split's rho without forming a half's signal."""
+    from behind_rope.maths.splits import half_weights
+
+    if len(original) < 2:
+        return float("nan")
+    groups_o, groups_c = (np.asarray(x, dtype=float).reshape(len(original), -1) for x in (original, changed))
+    cross, own = groups_o @ groups_c.T, groups_o @ groups_o.T
+
+    def shares(weights):
+        return (np.einsum("sg,gh,sh->s", weights, cross, weights, optimize=True)
+                / np.einsum("sg,gh,sh->s", weights, own, weights, optimize=True))
+
+    weights_a, weights_b = half_weights(sizes, floor_splits)
+    return float(np.quantile(np.abs(shares(weights_a) - shares(weights_b)), floor_quantile))
 
 
 def _size(signal: np.ndarray) -> float:
@@ -212,14 +243,15 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def replacement_effect(original: dict, changed: dict, min_fraction_removed: float, floor_multiple: float,
-                       min_resolvable_fraction: float, sequences: int) -> dict:
+                       min_resolvable_fraction: float, sequences: int, floor_splits: int, floor_quantile: float) -> dict:
     """How much of key 0's positional signal a replacement leaves: the remaining share rho in the mean run and
-    in each half (the replaced run read on the same sequences), and its floor |rho_A - rho_B|.  The replacement
-    removes the signal when 1 - rho >= ``min_fraction_removed`` in the mean and both halves and exceeds
-    ``floor_multiple`` floors; a negative rho removes more than all of it (``sign_flipped``).  Its power: the
-    floors must resolve a removal of ``min_resolvable_fraction``."""
+    in each half (the replaced run read on the same sequences), and its floor (:func:`share_floor`, from the
+    signals' ``_groups`` and ``group_sizes``).  The replacement removes the signal when 1 - rho >=
+    ``min_fraction_removed`` in the mean and both halves and exceeds ``floor_multiple`` floors; a negative rho
+    removes more than all of it (``sign_flipped``).  Its power: the floors must resolve a removal of
+    ``min_resolvable_fraction``."""
     ratios = [remaining_share(original[half], changed[half]) for half in HALVES]
-    floor = abs(ratios[1] - ratios[2])
+    floor = share_floor(original["_groups"], changed["_groups"], original["group_sizes"], floor_splits, floor_quantile)
     # Recorded, deciding nothing: each layer's share and its halves (a single split's difference can be small by chance).
     by_layer = [[remaining_share(original[half][k], changed[half][k]) for half in HALVES] for k in range(len(original[""]))]
     removed = 1 - ratios[0]
@@ -259,22 +291,53 @@ def _first_key_ratio(metrics: dict, original: str, run: str, layers) -> float:
     return _signed_component(metrics, run, layers)["mean"] / _signed_component(metrics, original, layers)["mean"]
 
 
+def cut_alike(claimed: float, other: float, floors, floor_multiple: float) -> bool:
+    """Whether a change cuts another part at least as much as the part a claim credits (``claimed`` and ``other``,
+    each a fraction removed or a relative change), within ``floor_multiple`` of the larger of their ``floors``: what a
+    control that reaches the same place asks, since were the change hitting everything alike, the claim's part would
+    not stand out."""
+    return bool(other >= claimed - floor_multiple * max(floors))
+
+
+def signals(arrays: dict, layers, other_keys: bool = False) -> dict:
+    """Key 0's positional signal of a run over all sequences, each half and each group, with the groups' sizes;
+    with ``other_keys``, the positional signal that every other key carries into the early queries instead (the
+    attention output less key 0's part)."""
+    def signal(part):
+        key0 = key0_signal(arrays, layers, part)
+        return key0_signal(arrays, layers, part, name="attention_path") - key0 if other_keys else key0
+
+    return {part: signal(part) for part in (*HALVES, "_groups")} | {"group_sizes": arrays["group_sizes"]}
+
+
 def claim_c7(scores, metadata, metrics: dict, runs: dict, identity_gaps: dict, layers, replacement: str,
              decided_by: str, control_replacements, recorded_replacements, min_fraction_removed: float,
-             floor_multiple: float, min_resolvable_fraction: float, reading_fraction: float, **_) -> dict:
+             floor_multiple: float, min_resolvable_fraction: float, reading_fraction: float, floor_splits: int,
+             floor_quantile: float, **_) -> dict:
     models = {}
     for model, named in runs.items():
         arrays = scores(named["original"])
-        original = {half: key0_signal(arrays, layers, half) for half in HALVES}
+        original = signals(arrays, layers)
         attention = key0_signal(arrays, layers, name="attention_path")
         sequences = metadata(named["original"])["sequences"]
-        effects = {name: replacement_effect(original, {half: key0_signal(scores(run), layers, half) for half in HALVES},
-                                            min_fraction_removed, floor_multiple, min_resolvable_fraction, sequences)
+        effects = {name: replacement_effect(original, signals(scores(run), layers), min_fraction_removed, floor_multiple,
+                                            min_resolvable_fraction, sequences, floor_splits, floor_quantile)
                    | {"first_key_ratio": _first_key_ratio(metrics, named["original"], run, layers)}
                    for name, run in named.items() if name != "original"}
         deciding = effects[replacement]
+        # The control that reaches position 0: the same replacement, read on what the other keys carry.  Were the
+        # cut a disruption of the whole pass rather than of position 0's part, their signal would be cut as much.
+        other_keys = replacement_effect(signals(arrays, layers, other_keys=True),
+                                        signals(scores(named[replacement]), layers, other_keys=True),
+                                        min_fraction_removed, floor_multiple, min_resolvable_fraction, sequences,
+                                        floor_splits, floor_quantile)
+        other_keys["cut_alike"] = other_keys["removes"] and cut_alike(
+            deciding["fraction_removed"], other_keys["fraction_removed"], (deciding["floor"], other_keys["floor"]),
+            floor_multiple)
         models[model] = {
-            "passed": deciding["removes"] and not any(effects[c]["removes"] for c in control_replacements),
+            "passed": deciding["removes"] and not any(effects[c]["removes"] for c in control_replacements)
+            and not other_keys["cut_alike"],
+            "other_keys": other_keys,
             "role": "decides" if model == decided_by else "exploratory",
             "key0_signal": {"size": _size(original[""]), "halves": [_size(original[h]) for h in HALVES[1:]],
                             "halves_cosine": _cosine(original["_half_a"], original["_half_b"]),
@@ -293,13 +356,19 @@ def claim_c7(scores, metadata, metrics: dict, runs: dict, identity_gaps: dict, l
         "threshold": f"on {decided_by} (its tokenizer adds BOS), the {replacement} replacement removes >= "
         f"{min_fraction_removed:.0%} of key 0's positional signal at the early queries (layers {list(layers)}: the "
         f"remaining share rho <= {1 - min_fraction_removed:g}) in the mean and both halves, by > {floor_multiple:g} "
-        f"split-half floors; the controls ({', '.join(control_replacements)}) do not; decided where "
+        f"floors (the {floor_quantile:g} quantile of |rho_A - rho_B| over {floor_splits} random splits of the sequences' "
+        f"groups); the controls ({', '.join(control_replacements)}) do not, nor does the same replacement cut the "
+        f"signal the other keys carry as much (a removal by the same rule, within {floor_multiple:g} floors of key 0's); "
+        f"decided where "
         f"{floor_multiple:g} floors are at most {min_resolvable_fraction:.0%} (else UNDECIDED)",
         "measured": {"models": models, "decided_by": decided_by, "signed": True, "reading_fraction": reading_fraction,
                      "fraction_removed": deciding["replacements"][replacement]["fraction_removed"]},
         "decided_by": decided_by,
-        "controls": {name: {"passed": deciding["replacements"][name]["removes"]} for name in control_replacements},
-        "noise_floor": {"what": f"split-half |rho_A - rho_B| of the {replacement} replacement's remaining share",
+        "controls": {**{name: {"passed": deciding["replacements"][name]["removes"]} for name in control_replacements},
+                     f"{replacement}, the other keys' signal": {"passed": deciding["other_keys"]["cut_alike"]}},
+        "noise_floor": {"what": f"the {floor_quantile:g} quantile of |rho_A - rho_B| of the {replacement} replacement's "
+                        f"remaining share over {floor_splits} random splits of the sequences' groups into halves",
+                        "splits": floor_splits, "quantile": floor_quantile,
                         **{model: m["noise_floor"] for model, m in models.items()}},
         "preconditions": {"power": deciding["preconditions"]["power"]},
         "passed": deciding["passed"],
@@ -317,14 +386,10 @@ def score_gap(path_a, path_b) -> float:
 # --- C8 ---------------------------------------------------------------------------------------
 
 
-def ntk_suppression(by_factor: dict, floor_multiple: float, min_resolvable_fall: float | None = None,
-                    sequences: int | None = None) -> dict:
-    """Per NTK factor (``"1"`` the trained base): does |R| fall by more than ``floor_multiple`` floors (the
-    larger split-half difference of the two runs)?  M is compared the same way and recorded.
-
-    With ``min_resolvable_fall``, each factor has a power precondition: its floors must let the check see a
-    fall of that share of the trained |R| (``floor_multiple`` x floor <= share x |R|); a factor that cannot is
-    undecided, with the ``sequences`` that would resolve it (the floor falling as one over their root)."""
+def ntk_suppression(by_factor: dict, floor_multiple: float) -> dict:
+    """Recorded beside C8a, deciding nothing: per NTK factor (``"1"`` the trained base), does key 0's score residual
+    |R| fall by more than ``floor_multiple`` floors (the larger split-half difference of the two runs)?  M, the
+    mask's part, is compared the same way."""
     def floor(component):
         return abs(component["halves"][0] - component["halves"][1])
 
@@ -342,76 +407,104 @@ def ntk_suppression(by_factor: dict, floor_multiple: float, min_resolvable_fall:
                          "suppressed": bool(fall > floor_multiple * noise),
                          "sign_flipped": bool(before["mean"] * after["mean"] < 0)}  # False when either is NaN
         row["passed"] = row["first_key"]["suppressed"]
-        if min_resolvable_fall is not None:
-            row["preconditions"] = {"power": fall_power(row["first_key"]["floor"], abs(base["first_key"]["mean"]),
-                                                        floor_multiple, min_resolvable_fall, sequences)}
         factors[factor] = row
-    result = {"passed": bool(factors) and all(row["passed"] for row in factors.values()),
-              "base": base, "factors": factors, "floor_multiple": floor_multiple}
-    if min_resolvable_fall is not None:
-        result["preconditions"] = {"power": decided_by_parts(factors, "NTK factor")}
-        result["outcome"] = part_outcome(result)
-    return result
+    return {"passed": bool(factors) and all(row["passed"] for row in factors.values()),
+            "base": base, "factors": factors, "floor_multiple": floor_multiple}
 
 
-def fall_power(floor: float, magnitude: float, floor_multiple: float, min_resolvable_fall: float,
-               sequences: int) -> dict:
-    """Whether ``floor_multiple`` floors lie within ``min_resolvable_fall`` of ``magnitude`` (the smallest fall
-    that counts), and the sequences at which they would."""
-    resolvable = min_resolvable_fall * magnitude
-    needed = sequences_to_resolve(sequences, [floor], resolvable, floor_multiple) if resolvable > 0 else None
-    return precondition(
-        floor_multiple * floor <= resolvable,
-        f"{floor_multiple:g} floors = {floor_multiple * floor:.3g} against a fall of {min_resolvable_fall:.0%} of "
-        f"|R| = {resolvable:.3g}, at {sequences} sequences",
-        f"about {needed:,} sequences of the first inputs (llm.inputs.first.sequences)" if needed
-        else "a trained |R| that is not zero", sequences=sequences, sequences_to_resolve=needed)
+def ntk_effect(original: dict, changed: dict, min_resolvable_fall: float, floor_multiple: float, sequences: int,
+               floor_splits: int, floor_quantile: float) -> dict:
+    """One NTK factor against the trained base, read as C7 reads a replacement (:func:`replacement_effect`): the
+    remaining share rho of a positional signal, with its floor from many splits; ``suppressed`` when at least
+    ``min_resolvable_fall`` of it is removed in the mean and both halves, by more than ``floor_multiple`` floors."""
+    effect = replacement_effect(original, changed, min_resolvable_fall, floor_multiple, min_resolvable_fall, sequences,
+                                floor_splits, floor_quantile)
+    return {"value": effect["ratio"], "halves": effect["ratio_halves"], "fall": effect["fraction_removed"],
+            "floor": effect["floor"], "suppressed": effect["removes"], "sign_flipped": effect["sign_flipped"],
+            "preconditions": effect["preconditions"]}
 
 
-def claim_c8a(metrics: dict, runs: dict, simulation_runs: dict, layers, floor_multiple: float,
-              min_resolvable_fall: float, **_) -> dict:
-    def components(named):
+def claim_c8a(scores, metadata, metrics: dict, runs: dict, simulation_runs: dict, layers, floor_multiple: float,
+              min_resolvable_fall: float, floor_splits: int, floor_quantile: float, **_) -> dict:
+    models = {}
+    for model, named in runs.items():
+        base = scores(named["1"])
+        sequences = metadata(named["1"])["sequences"]
+        factors = {}
+        for factor, run in named.items():
+            if factor == "1":
+                continue
+            row = {part: ntk_effect(signals(base, layers, other_keys=part == "other_keys"),
+                                    signals(scores(run), layers, other_keys=part == "other_keys"), min_resolvable_fall,
+                                    floor_multiple, sequences, floor_splits, floor_quantile)
+                   for part in ("key0", "other_keys")}
+            # The control reaches what NTK changes: were the cut a change of every key's positional signal alike,
+            # not of the residual-stream part that key 0 carries, the other keys' signal would be cut as well.
+            row["other_keys"]["cut_alike"] = row["other_keys"]["suppressed"] and cut_alike(
+                row["key0"]["fall"], row["other_keys"]["fall"], (row["key0"]["floor"], row["other_keys"]["floor"]),
+                floor_multiple)
+            row["passed"] = row["key0"]["suppressed"] and not row["other_keys"]["cut_alike"]
+            row["preconditions"] = {"power": row["key0"]["preconditions"]["power"]}
+            factors[factor] = row
+        models[model] = {"passed": bool(factors) and all(row["passed"] for row in factors.values()),
+                         "base_size": _size(key0_signal(base, layers)), "factors": factors,
+                         "floor_multiple": floor_multiple,
+                         "preconditions": {"power": decided_by_parts(factors, "NTK factor")}}
+        models[model]["outcome"] = part_outcome(models[model])
+
+    def components(named):  # recorded: the old measure, key 0's score residual R and the mask part M
         return {factor: {name: _signed_component(metrics, run, layers, name) for name in ("first_key", "mask")}
                 for factor, run in named.items()}
 
-    models = {model: ntk_suppression(components(named), floor_multiple, min_resolvable_fall,
-                                     metrics[named["1"]]["metadata"]["sequences"])
-              for model, named in runs.items()}
-    simulation = ntk_suppression(components(simulation_runs), floor_multiple)
     return {
-        "statement": "NTK-scaled RoPE (the base raised at inference) suppresses the residual-stream (first-key) "
-        "component of absolute position at early queries.",
-        "threshold": f"at every NTK factor, |R| (signed first-key component at early queries, mean over layers "
-        f"{list(layers)}) falls by > {floor_multiple:g} split-half floors, in every model scaled; the NTK simulation, "
-        f"which has no learned weights, fails the same check; decided at a factor where {floor_multiple:g} floors are "
-        f"at most {min_resolvable_fall:.0%} of the trained |R| (else UNDECIDED)",
-        "measured": {"models": models, "simulation": simulation},
-        "controls": {"the simulation with NTK": {"passed": simulation["passed"]}},
-        "noise_floor": {"what": "the larger split-half |R_A - R_B| of the two runs compared, per factor",
-                        **{model: {f: row["first_key"]["floor"] for f, row in m["factors"].items()}
+        "statement": "NTK-scaled RoPE (the base raised at inference) suppresses the residual-stream component of "
+        "absolute position at early queries: the positional signal that key 0's value carries into them.",
+        "threshold": f"at every NTK factor, in every model scaled, the factor removes >= {min_resolvable_fall:.0%} of key "
+        f"0's positional signal at the early queries (C7's measure, layers {list(layers)}: the remaining share rho <= "
+        f"{1 - min_resolvable_fall:g} against the trained base) in the mean and both halves, by > {floor_multiple:g} "
+        f"floors (the {floor_quantile:g} quantile of |rho_A - rho_B| over {floor_splits} random splits of the sequences' "
+        "groups); the control, the same factor read on the positional signal the other keys carry, does not cut it as "
+        f"much (a cut by the same rule, within {floor_multiple:g} floors of key 0's); decided "
+        f"at a factor where {floor_multiple:g} floors are at most {min_resolvable_fall:.0%} (else UNDECIDED)",
+        "measured": {"models": models, "floor_multiple": floor_multiple, "min_fall": min_resolvable_fall,
+                     "recorded_score_components": {
+                         "what": "recorded, deciding nothing: key 0's score residual R and the mask part M at early "
+                         "queries (the measure C8a read before), in the models and the parameter-free simulation",
+                         "models": {model: ntk_suppression(components(named), floor_multiple)
+                                    for model, named in runs.items()},
+                         "simulation": ntk_suppression(components(simulation_runs), floor_multiple)}},
+        "controls": {f"{model}: NTK read on the other keys' signal": {
+            "passed": any(row["other_keys"]["cut_alike"] for row in m["factors"].values())} for model, m in models.items()},
+        "noise_floor": {"what": f"the {floor_quantile:g} quantile of |rho_A - rho_B| over {floor_splits} random splits of "
+                        "the sequences' groups, per factor", "splits": floor_splits, "quantile": floor_quantile,
+                        **{model: {f: row["key0"]["floor"] for f, row in m["factors"].items()}
                            for model, m in models.items()}},
-        "preconditions": {"models_decided": decided_by_parts(models, "model", fails_anyway=simulation["passed"])},
-        "passed": bool(models) and all(m["passed"] for m in models.values()) and not simulation["passed"],
+        "preconditions": {"models_decided": decided_by_parts(models, "model")},
+        "passed": bool(models) and all(m["passed"] for m in models.values()),
     }
 
 
 def window_depth(arrays: dict, metadata: dict, min_query: int, min_depth_correlation: float,
-                 floor_multiple: float, min_layer_share: float, min_resolvable_slope: float | None = None) -> dict:
-    """C8b's check on one run: the mean |log-Z slope| over heads at queries >= ``min_query``, by layer, rising
-    with depth over the sliding-window layers (every layer, for a model with none) and above its floor in more
-    than ``min_layer_share`` of them.
+                 floor_multiple: float, min_layer_share: float, floor_splits: int, floor_quantile: float,
+                 min_resolvable_slope: float | None = None) -> dict:
+    """C8b's check on one run: the mean |slope| over heads of log Z - a(i) (the part of log Z the softmax sees, as
+    C6 reads it) at queries >= ``min_query``, by layer, rising with depth over the sliding-window layers (every
+    layer, for a model with none) and above its floor (the mean over heads of each head's floor from
+    ``floor_splits`` splits of the groups of sequences) in more than ``min_layer_share`` of them.
 
     With ``min_resolvable_slope``, a power precondition: a layer's floors resolve a slope of that size when
     ``floor_multiple`` floors are at most it.  The check is decided when the correlation or the window already
     fails it, or when the layers above their floors are enough whatever the unresolved ones would show, or too
     few even if every unresolved one rose above; else it is undecided, with the sequences at which every
     checked layer would be resolved."""
-    found = slopes_with_floor(arrays, min_query)
+    found = slopes_with_floor(visible_log_z(arrays), min_query, floor_splits, floor_quantile, key="log_z_visible")
+    raw = log_z_slopes(np.asarray(arrays["log_z"]), min_query)  # recorded: a(i) left in, as C8b read it before
     types = metadata.get("layer_types") or ["full_attention"] * len(arrays["layers"])
     rows = {}
     for k, layer in enumerate(arrays["layers"]):
         rows[str(int(layer))] = {"type": types[k], "value": float(np.mean(np.abs(found["slope"][k]))),
-                                 "floor": float(np.mean(found["floor"][k])), "slopes": _floats(found["slope"][k])}
+                                 "floor": float(np.mean(found["floor"][k])), "slopes": _floats(found["slope"][k]),
+                                 "raw_value": float(np.mean(np.abs(raw[k])))}
     sliding = [layer for layer, row in rows.items() if row["type"] == "sliding_attention"]
     checked = sliding or list(rows)
     values = [rows[layer]["value"] for layer in checked]
@@ -457,30 +550,35 @@ def slope_power(rows: list[dict], above: int, trend_holds: bool, floor_multiple:
 
 
 def claim_c8b(scores, metadata, runs: dict, simulation_runs: dict, min_query: int, min_depth_correlation: float,
-              floor_multiple: float, min_layer_share: float, min_resolvable_slope: float, **_) -> dict:
+              floor_multiple: float, min_layer_share: float, min_resolvable_slope: float, floor_splits: int,
+              floor_quantile: float, **_) -> dict:
     checks = {role: {"model": run.split("/")[0], **window_depth(scores(run), metadata(run), min_query, min_depth_correlation,
-                                                                floor_multiple, min_layer_share, min_resolvable_slope)}
+                                                                floor_multiple, min_layer_share, floor_splits,
+                                                                floor_quantile, min_resolvable_slope)}
               for role, run in runs.items()}
     for check in checks.values():
         check["outcome"] = part_outcome(check)
     simulation = {}
     for name, run in simulation_runs.items():  # recorded: the simulation's log Z past its window of 16 keys
         arrays = scores(run)
-        slopes = slopes_with_floor(arrays, min(16, arrays["log_z"].shape[-1] - 2))
+        slopes = slopes_with_floor(visible_log_z(arrays), min(16, arrays["log_z"].shape[-1] - 2), floor_splits,
+                                   floor_quantile, key="log_z_visible")
         simulation[name] = {"slope_by_layer": _floats(slopes["slope"]), "floor_by_layer": _floats(slopes["floor"])}
     sliding, control = checks["sliding"], checks["no_window"]
     return {
         "statement": "Where a sliding window binds, the residual stream's part of absolute position grows with depth "
         "over the sliding-window layers, and not in a model without a window.",
-        "threshold": f"at queries >= {min_query} (beyond the window), the mean |log-Z slope| over heads has a rank "
-        f"correlation with depth >= {min_depth_correlation} over the sliding-window layers and exceeds {floor_multiple:g} "
-        f"split-half floors in more than {min_layer_share:.0%} of them; the model without a window fails the same check "
+        "threshold": f"at queries >= {min_query} (beyond the window), the mean |slope| over heads of log Z - a(i) "
+        f"against log(i + 1) has a rank correlation with depth >= {min_depth_correlation} over the sliding-window layers "
+        f"and exceeds {floor_multiple:g} floors (the {floor_quantile:g} quantile of |b_A - b_B| over {floor_splits} random "
+        f"splits of the sequences' groups, mean over heads) in more than {min_layer_share:.0%} of them; the model without a window fails the same check "
         f"(over its layers); decided where the layers whose {floor_multiple:g} floors exceed a slope of "
         f"{min_resolvable_slope:g} cannot change the outcome (else UNDECIDED)",
         "measured": {"sliding": sliding, "no_window": control, "min_query": min_query, "simulation": simulation},
         "min_query": min_query,
         "controls": {f"{control['model']} (no sliding window)": {"passed": control["passed"]}},
-        "noise_floor": {"what": "mean split-half |b_A - b_B| over heads, per layer",
+        "noise_floor": {"what": f"the {floor_quantile:g} quantile of |b_A - b_B| over {floor_splits} random splits of the "
+                        "sequences' groups, mean over heads, per layer", "splits": floor_splits, "quantile": floor_quantile,
                         **{check["model"]: {layer: row["floor"] for layer, row in check["layers"].items()}
                            for check in checks.values()}},
         # C8b passes when the sliding-window model passes its check and the control fails the same.
@@ -523,13 +621,28 @@ def sink_head_table(attention: dict, min_attention: float) -> dict:
             for layer, values in attention.items()}
 
 
+def patch_floor(changes: dict, heads: list[int], floor_splits: int, floor_quantile: float) -> float:
+    """The sampling noise of a patch's effect on ``heads``: the ``floor_quantile`` of |effect_A - effect_B| over
+    ``floor_splits`` random splits of the groups of sequences into halves, each half's effect its heads' mean
+    relative change sqrt(sum |o' - o|^2 / sum |o|^2) over the half's own sums."""
+    from behind_rope.maths.splits import split_floor
+
+    squares = np.stack([changes["change_squares_by_group"], changes["norm_squares_by_group"]], axis=1)[..., heads]
+
+    def effect(sums):  # the groups' squares are sums, so each group weighs one
+        return float(np.mean(np.sqrt(sums[0] / np.maximum(sums[1], 1e-30))))
+
+    return split_floor(squares, np.ones(len(squares)), floor_splits, floor_quantile, statistic=effect)
+
+
 def patch_check(patching: dict, sinks: dict, patch: str, min_relative_change: float, floor_multiple: float,
-                min_layers: int, min_layer_share: float, half: int | None = None) -> dict:
+                min_layers: int, min_layer_share: float, floor_splits: int, floor_quantile: float,
+                half: int | None = None) -> dict:
     """Does patching ``patch`` change the sink heads' outputs in at least ``min_layers`` of the patched layers, and in
     at least ``min_layer_share`` of those with sink heads?
 
-    The floor is sampling noise: the difference of the effect on the two halves of the sequences (even and odd).
-    With ``half`` (0 or 1), the effect is that half's only.
+    The floor is sampling noise, from many splits of the sequences' groups (:func:`patch_floor`).  With ``half``
+    (0 or 1), the effect is that half's only.
     """
     def mean_over(heads, row, half=half):
         values = row["head_output_change"] if half is None else row["head_output_change_halves"][half]
@@ -540,7 +653,7 @@ def patch_check(patching: dict, sinks: dict, patch: str, min_relative_change: fl
         heads = sinks[layer]["heads"]
         changes = patching["patches"][patch]["layers"][layer]
         effect, halves = mean_over(heads, changes), [mean_over(heads, changes, half=part) for part in (0, 1)]
-        floor = abs(halves[0] - halves[1]) if heads else None
+        floor = patch_floor(changes, heads, floor_splits, floor_quantile) if heads else None
         rows[layer] = {"sink_heads": heads, "effect": effect, "floor": floor, "effect_halves": halves,
                        "log_z_change_sink_heads": _mean([changes["log_z_change"][h] for h in heads]),
                        "log_z_change_all_heads": _mean(changes["log_z_change"]),
@@ -551,22 +664,45 @@ def patch_check(patching: dict, sinks: dict, patch: str, min_relative_change: fl
             "layers_supporting": supporting, "layers_with_sink_heads": with_sinks, "layers": rows}
 
 
+def other_heads_alike(sinks: dict, others: dict, floor_multiple: float, min_layers: int, min_layer_share: float) -> dict:
+    """C9's control that reaches position 0, from the same patch read on the sink heads (``sinks``) and on the layers'
+    other heads (``others``), each a :func:`patch_check`: in a layer with sink heads, the other heads change alike
+    when their change counts by the same rule and is within ``floor_multiple`` floors of the sink heads' or above
+    it.  The control passes where that holds in as many layers as the claim asks of the sink heads."""
+    alike = {layer: bool(row["sink_heads"]) and others["layers"][layer]["supports"] and cut_alike(
+                 row["effect"], others["layers"][layer]["effect"], (row["floor"], others["layers"][layer]["floor"] or 0.0),
+                 floor_multiple)
+             for layer, row in sinks["layers"].items()}
+    count, with_sinks = sum(alike.values()), sinks["layers_with_sink_heads"]
+    return others | {"passed": count >= min_layers and count >= min_layer_share * with_sinks, "layers_alike": count,
+                     "layers": {layer: row | {"alike": alike[layer]} for layer, row in others["layers"].items()}}
+
+
 def claim_c9(patching: dict, runs: dict, sink_from_query: int, sink_min_attention: float, min_relative_change: float,
-             floor_multiple: float, min_layers: int, min_layer_share: float, max_closed_system_gap: float, **_) -> dict:
+             floor_multiple: float, min_layers: int, min_layer_share: float, max_closed_system_gap: float,
+             floor_splits: int, floor_quantile: float, **_) -> dict:
     rule = dict(min_relative_change=min_relative_change, floor_multiple=floor_multiple, min_layers=min_layers,
-                min_layer_share=min_layer_share)
+                min_layer_share=min_layer_share, floor_splits=floor_splits, floor_quantile=floor_quantile)
     models, sink_tables = {}, {}
     for model in runs:
         attention = patching[model]["sink_attention"]
         sink_tables[model] = sink_head_table(attention["all"], sink_min_attention)
         check = {patch: patch_check(patching[model], sink_tables[model], patch, **rule) for patch in ("position0", "middle")}
+        # The control that reaches position 0: the same patch read on the layers' other heads.  If they change as
+        # much, the patch changes every head alike, and the sink heads are no readers of position 0 in particular.
+        others = {layer: {"heads": [h for h in range(row["of"]) if h not in row["heads"]]}
+                  for layer, row in sink_tables[model].items()}
+        check["other_heads"] = other_heads_alike(check["position0"], patch_check(patching[model], others, "position0", **rule),
+                                                 floor_multiple, min_layers, min_layer_share)
         closed = _closed(patching[model]["closed_system"], max_closed_system_gap)
         # Recorded, deciding nothing: the sink heads chosen on half A of the sequences and the patch measured on
         # half B, so that the heads are not chosen on the sequences they are tested on.
         chosen_on_a = sink_head_table(attention["half_a"], sink_min_attention)
         held_out = patch_check(patching[model], chosen_on_a, "position0", **rule, half=1)
-        models[model] = {"passed": check["position0"]["passed"] and closed["passed"] and not check["middle"]["passed"],
-                         "position0": check["position0"], "middle": check["middle"], "closed_system": closed,
+        models[model] = {"passed": check["position0"]["passed"] and closed["passed"] and not check["middle"]["passed"]
+                         and not check["other_heads"]["passed"],
+                         "position0": check["position0"], "middle": check["middle"], "other_heads": check["other_heads"],
+                         "closed_system": closed,
                          "layers": patching[model]["layers"], "queries_from": patching[model]["queries_from"],
                          "middle_position": patching[model]["patches"]["middle"]["position"],
                          "held_out": {"what": "recorded, deciding nothing: sink heads chosen on half A (even sequences), "
@@ -579,20 +715,28 @@ def claim_c9(patching: dict, runs: dict, sink_from_query: int, sink_min_attentio
         "state changes the sink heads' outputs at later queries; patching a mid-sequence position does not.",
         "threshold": f"sink heads: mean attention to key 0 >= {sink_min_attention} over queries >= {sink_from_query}; "
         f"patching position 0 at a layer's input changes that layer's sink-head outputs by >= {min_relative_change} "
-        f"(relative) and > {floor_multiple:g} split-half floors, in >= {min_layers} of the layers patched (every one "
+        f"(relative) and > {floor_multiple:g} floors (the {floor_quantile:g} quantile of |effect_A - effect_B| over "
+        f"{floor_splits} random splits of the sequences' groups), in >= {min_layers} of the layers patched (every one "
         f"from the first checked on) and in >= {min_layer_share:.0%} of those with sink heads; position 0's state is "
         f"the same across sequences with the same first token (gap <= {max_closed_system_gap:g}); patching the middle "
-        "position fails the same check; in every model",
+        "position fails the same check, and the other heads of the layers with sink heads do not change alike under the "
+        f"position-0 patch (by the same rule, within {floor_multiple:g} floors of the sink heads' change or above it, in "
+        "as many layers); in every model",
         "measured": {"models": models},
         "sink_heads": sink_tables,
         "sink_head_counts": {model: {layer: row["count"] for layer, row in table.items()}
                              for model, table in sink_tables.items()},
         # Without sink heads in the patched layers the control has nothing to change: it fails, but tests nothing.
-        "controls": {f"{model}: middle position patched": {
+        "controls": {**{f"{model}: middle position patched": {
             "passed": m["middle"]["passed"],
             "testable": any(row["sink_heads"] for row in m["middle"]["layers"].values())} for model, m in models.items()},
-        "noise_floor": {"what": "the split-half difference |effect_A - effect_B| of the patch's effect (even and odd "
-                        "sequences), mean over the sink heads, per layer",
+            **{f"{model}: the other heads, position 0 patched": {
+                "passed": m["other_heads"]["passed"],
+                "testable": m["position0"]["layers_with_sink_heads"] > 0}
+               for model, m in models.items()}},
+        "noise_floor": {"what": f"the {floor_quantile:g} quantile of |effect_A - effect_B| of the patch's effect on the "
+                        f"sink heads over {floor_splits} random splits of the sequences' groups, per layer",
+                        "splits": floor_splits, "quantile": floor_quantile,
                         **{model: {layer: row["floor"] for layer, row in m["position0"]["layers"].items()}
                            for model, m in models.items()}},
         "passed": all(m["passed"] for m in models.values()),
@@ -609,7 +753,7 @@ def decide(metrics: dict, settings: dict, patching: dict, scores, metadata, scor
     return {
         "C6": claim_c6(scores, metadata, runs["C6"], runs["C6_simulation"], **claims["C6"]),
         "C7": claim_c7(scores, metadata, metrics, runs["C7"], identity_gaps, **claims["C7"]),
-        "C8a": claim_c8a(metrics, runs["ntk"], runs["simulation_ntk"], **claims["C8"]),
+        "C8a": claim_c8a(scores, metadata, metrics, runs["ntk"], runs["simulation_ntk"], **claims["C8"]),
         "C8b": claim_c8b(scores, metadata, runs["window"], runs["simulation_window"], **claims["C8"]),
         "C9": claim_c9(patching, runs["C9"], **claims["C9"]),
     }

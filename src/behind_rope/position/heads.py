@@ -34,19 +34,27 @@ def log_z_slopes(log_z: np.ndarray, min_query: int) -> np.ndarray:
     return ((y - y.mean(axis=-1, keepdims=True)) * x).sum(axis=-1) / (x**2).sum()
 
 
-def slopes_with_floor(arrays: dict, min_query: int, key: str = "log_z") -> dict[str, np.ndarray]:
-    """The slopes of a run's mean log Z and of each half, and the noise floor |b_A - b_B|."""
+def slopes_with_floor(arrays: dict, min_query: int, floor_splits: int, floor_quantile: float,
+                      key: str = "log_z") -> dict[str, np.ndarray]:
+    """The slopes of a run's mean log Z and of each half, and the noise floor: the ``floor_quantile`` of
+    |b_A - b_B| over ``floor_splits`` random splits of the run's groups of sequences into halves
+    (behind_rope.maths.splits; a slope is linear in log Z, so each group's own slope is all a split needs)."""
+    from behind_rope.maths.splits import split_floor
+
     slopes = {name: log_z_slopes(np.asarray(arrays[name]), min_query) for name in (key, f"{key}_half_a", f"{key}_half_b")}
+    by_group = log_z_slopes(np.asarray(arrays[f"{key}_groups"], dtype=float), min_query)
     return {"slope": slopes[key], "halves": np.stack([slopes[f"{key}_half_a"], slopes[f"{key}_half_b"]]),
-            "floor": np.abs(slopes[f"{key}_half_a"] - slopes[f"{key}_half_b"])}
+            "floor": split_floor(by_group, arrays["group_sizes"], floor_splits, floor_quantile),
+            "groups": len(by_group)}
 
 
 HALVES = ("", "_half_a", "_half_b")  # the mean over all sequences, and each half's
 
 
 def visible_log_z(arrays: dict) -> dict[str, np.ndarray]:
-    """log Z(i) - a(i), the part of the log-normaliser the softmax sees, for the mean and both halves
-    (``log_z_visible``, ``log_z_visible_half_a``, ``log_z_visible_half_b``).
+    """log Z(i) - a(i), the part of the log-normaliser the softmax sees, for the mean, both halves and each group
+    (``log_z_visible``, ``log_z_visible_half_a``, ``log_z_visible_half_b``, ``log_z_visible_groups``, with
+    ``group_sizes``).
 
     Subtracting a(i) is exact per sequence: a constant added to one query's scores moves its log Z and
     its fitted a(i) alike.  Since the fit is linear, the mean over sequences of log Z - a is the mean
@@ -54,17 +62,19 @@ def visible_log_z(arrays: dict) -> dict[str, np.ndarray]:
     a(i); a run with one matrix per layer (the parameter-free simulation) has it fitted here, to its
     mean score matrices.
     """
+    parts = (*HALVES, "_groups")
     if "query_offset" in arrays:
-        offsets = {half: np.asarray(arrays[f"query_offset{half}"]) for half in HALVES}
+        offsets = {part: np.asarray(arrays[f"query_offset{part}"]) for part in parts}
     elif np.asarray(arrays["log_z"]).ndim == np.asarray(arrays["mean_scores"]).ndim - 1:
         from behind_rope.maths.decompose import decompose
 
-        offsets = {half: decompose(arrays[matrix]).query_offset
-                   for half, matrix in zip(HALVES, ("mean_scores", "half_a", "half_b"), strict=True)}
+        offsets = {part: decompose(arrays[matrix]).query_offset
+                   for part, matrix in zip(parts, ("mean_scores", "half_a", "half_b", "chunk_means"), strict=True)}
     else:
         raise KeyError("this score file has per-head log Z but no query offsets: record it with query_offsets "
                        "(llm.inputs.<set>.query_offsets)")
-    return {f"log_z_visible{half}": np.asarray(arrays[f"log_z{half}"]) - offsets[half] for half in HALVES}
+    return {f"log_z_visible{part}": np.asarray(arrays[f"log_z{part}"]) - offsets[part] for part in parts} | {
+        "group_sizes": arrays["group_sizes"]}
 
 
 def sink_attention(sink: np.ndarray, from_query: int) -> np.ndarray:

@@ -13,11 +13,12 @@ wherever they form:
   its first token dropped);
 - ``middle``: the state of the middle position from the next sequence, the control.
 
-The output change is recorded on each half of the sequences too (even and odd, the score recorder's
-halves): their difference is the effect's sampling noise, the claim's floor.  The change of each head's
+The output change is recorded by group of sequences too (sequence k in group k mod 16, the score recorder's
+groups): the spread of its difference between halves over many splits of the groups is the effect's
+sampling noise, the claim's floor.  The change of each head's
 mean log Z at those queries (the mask's part, as claim C6 measures it) is recorded beside it.  The
 unpatched pass also records every head's mean attention to key 0 at every layer, over all sequences
-and each half, from which the claims step chooses the sink heads.
+and half A (the even groups), from which the claims step chooses the sink heads.
 """
 
 from __future__ import annotations
@@ -101,8 +102,8 @@ def _forward(model, tokens: torch.Tensor, last_layer: int, start: tuple[int, tor
 
     With ``start`` = (layer, its input hidden states), the pass begins there: the layers before it would
     only recompute the input it is given (a patch changes nothing before the layer it enters).  With
-    ``sinks``, each layer's per-head attention to key 0, summed over the rows of each half ((2, heads, S);
-    ``first_sequence``, the run's index of the first row, says which half a row is in), is kept there."""
+    ``sinks``, each layer's per-head attention to key 0, summed over the rows of each group ((groups, heads, S);
+    ``first_sequence``, the run's index of the first row, says which group a row is in), is kept there."""
     inputs, outputs = {}, {}
     # The pass stops once the last layer's head outputs are kept: that layer's output projection and MLP,
     # most of its products, would change nothing recorded.
@@ -136,20 +137,20 @@ def patched(states: torch.Tensor, position: int, state: torch.Tensor) -> torch.T
     return states
 
 
-def squares_per_head(values: torch.Tensor, heads: int, queries: slice, halves: torch.Tensor) -> torch.Tensor:
-    """Per half and head, (2, heads): the sum of squares over ``queries`` of (batch, S, heads x head_dim) outputs,
-    the rows of each half (``halves``: 0 or 1 per row) summed apart."""
+def squares_per_head(values: torch.Tensor, heads: int, queries: slice, groups: torch.Tensor) -> torch.Tensor:
+    """Per group and head, (ScoreRecorder.GROUPS, heads): the sum of squares over ``queries`` of (batch, S, heads x
+    head_dim) outputs, the rows of each group (``groups``: its index per row) summed apart."""
     batch, seq_len, width = values.shape
     per_row = values[:, queries].reshape(batch, -1, heads, width // heads).double().pow(2).sum(dim=(1, 3))
-    return torch.stack([per_row[halves == half].sum(0) for half in (0, 1)])
+    return torch.zeros(ScoreRecorder.GROUPS, heads, dtype=torch.float64, device=values.device).index_add_(0, groups, per_row)
 
 
 def _sink_attention(sums: dict, counts: torch.Tensor, layers: range, from_query: int) -> dict:
     """Per layer (1-based) and head: the mean attention to key 0 over queries >= ``from_query``, over all
-    sequences (``all``) and over half A (the even ones, ``half_a``)."""
+    sequences (``all``) and over half A (the even groups, ``half_a``)."""
     def mean(layer, half=None):
-        total, count = (sums[layer].sum(0), counts.sum()) if half is None else (sums[layer][half], counts[half])
-        return (total / count)[:, from_query:].mean(-1).cpu().tolist()
+        part = slice(None) if half is None else slice(half, None, 2)
+        return (sums[layer][part].sum(0) / counts[part].sum())[:, from_query:].mean(-1).cpu().tolist()
 
     return {"from_query": from_query, "all": {str(layer + 1): mean(layer) for layer in layers},
             "half_a": {str(layer + 1): mean(layer, 0) for layer in layers}}
@@ -176,13 +177,13 @@ def patching_effects(model, tokens: torch.Tensor, from_layer: int, control_posit
     positions = {"position0": 0, "middle": control_position}
     sums = {(name, layer): {"change": 0.0, "norm": 0.0, "log_z": 0.0} for name in positions for layer in layers}
     base_log_z = {layer: 0.0 for layer in layers}
-    sinks, half_counts = {}, torch.zeros(2, dtype=torch.float64, device=device)
+    sinks, group_counts = {}, torch.zeros(ScoreRecorder.GROUPS, dtype=torch.float64, device=device)
     with onednn_linears(decoder_layers(model)):
         for start in range(0, count, batch_size):
             rows = torch.arange(start, min(start + batch_size, count))
             batch, donor = tokens[rows].to(device), tokens[(rows + 1) % count].to(device)
-            halves = (rows % 2).to(device)  # half A: the even sequences of the whole run, as the score recorder's
-            half_counts += torch.stack([(halves == half).sum() for half in (0, 1)]).double()
+            groups = (rows % ScoreRecorder.GROUPS).to(device)  # as the score recorder groups them
+            group_counts.index_add_(0, groups, torch.ones(len(rows), dtype=torch.float64, device=device))
             base_inputs, base_outputs, base = _forward(model, batch, last, first_sequence=start, sinks=sinks)
             # The donor's first token dropped: another position 0.  Under the mask position 0's state depends on
             # its token alone, so a one-token pass gives it.
@@ -201,8 +202,8 @@ def patching_effects(model, tokens: torch.Tensor, from_layer: int, control_posit
                     _, outputs, log_z = _forward(model, batch, index, resume)
                     total = sums[(name, layer)]
                     total["change"] = total["change"] + squares_per_head(outputs[index] - base_outputs[index], heads, later,
-                                                                         halves)
-                    total["norm"] = total["norm"] + squares_per_head(base_outputs[index], heads, later, halves)
+                                                                         groups)
+                    total["norm"] = total["norm"] + squares_per_head(base_outputs[index], heads, later, groups)
                     total["log_z"] = total["log_z"] + log_z[index]
                 base_inputs[index] = base_outputs[index] = None  # done with this layer: memory falls as the pass goes
             if progress is not None:
@@ -211,15 +212,23 @@ def patching_effects(model, tokens: torch.Tensor, from_layer: int, control_posit
     def relative(change, norm):
         return (change / norm.clamp(min=1e-30)).sqrt().cpu().tolist()
 
+    used = group_counts > 0
+
+    def halves(total):
+        return torch.stack([total[used][half::2].sum(0) for half in (0, 1)])
+
     effects = {name: {"position": position, "layers": {
         str(layer): {
             "head_output_change": relative(sums[(name, layer)]["change"].sum(0), sums[(name, layer)]["norm"].sum(0)),
-            "head_output_change_halves": relative(sums[(name, layer)]["change"], sums[(name, layer)]["norm"]),
+            "head_output_change_halves": relative(halves(sums[(name, layer)]["change"]), halves(sums[(name, layer)]["norm"])),
+            # per group of sequences, so that the floor can come from many splits: the squared change and norm
+            "change_squares_by_group": sums[(name, layer)]["change"][used].cpu().tolist(),
+            "norm_squares_by_group": sums[(name, layer)]["norm"][used].cpu().tolist(),
             "log_z_change": ((sums[(name, layer)]["log_z"] - base_log_z[layer]) / count)[:, later].abs().mean(-1).tolist(),
         } for layer in layers}} for name, position in positions.items()}
     return {"patches": effects, "layers": layers, "queries_from": control_position + 1, "sequences": count,
             "seq_len": tokens.shape[1], "heads": heads, "batch_size": batch_size,
-            "sink_attention": _sink_attention(sinks, half_counts, range(depth), sink_from_query)}
+            "sink_attention": _sink_attention(sinks, group_counts, range(depth), sink_from_query)}
 
 
 def held_states_batch(model, seq_len: int, device, sequences: int) -> int:

@@ -74,8 +74,9 @@ def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool =
 
     B is processed in chunks so memory does not grow with B; each chunk's first half of
     sequences goes to half "a" and its second half to half "b".  Each chunk's own mean scores are kept too
-    (``chunk_means``, with ``chunk_sizes``): independent replicates, whose many splits give a statistic's
-    sampling noise (behind_rope.maths.metrics.split_half_floor).
+    (``chunk_means``, with ``chunk_sizes``), and their mean log Z (``log_z_groups``, with ``group_sizes``, as a
+    score run keeps its groups): independent replicates, whose many splits give a statistic's sampling noise
+    (behind_rope.maths.splits).
     """
     generator = torch.Generator().manual_seed(seed)
     shape = (size.layers, size.seq_len, size.seq_len)
@@ -84,13 +85,14 @@ def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool =
     hidden = hidden_keys(size.seq_len, variant)
     hidden_mask = None if hidden is None else torch.from_numpy(hidden)
     counts = {"a": 0, "b": 0}
-    chunk_means, chunk_sizes = [], []
+    chunk_means, chunk_sizes, chunk_log_z = [], [], []
     chunks = range(0, size.batch_size, size.chunk_size)
     for start in tqdm(chunks, desc="simulate", unit="chunk", disable=not progress):
         n = min(size.chunk_size, size.batch_size - start)
         x = sample_inputs(n, size.seq_len, size.dim, variant.alpha, generator).float()
         half = n // 2 if n > 1 else 1
         chunk_mean = torch.empty(shape, dtype=torch.float64)
+        chunk_normaliser = torch.empty(shape[:2], dtype=torch.float64)
         for layer in range(size.layers):
             scores, logits, x = _layer(x, variant, hidden_mask)
             part_a, part_b = scores[:half].sum(0, dtype=torch.float64), scores[half:].sum(0, dtype=torch.float64)
@@ -100,9 +102,11 @@ def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool =
             normaliser = torch.logsumexp(logits, dim=-1)
             log_z["a"][layer] += normaliser[:half].sum(0, dtype=torch.float64)
             log_z["b"][layer] += normaliser[half:].sum(0, dtype=torch.float64)
+            chunk_normaliser[layer] = normaliser.sum(0, dtype=torch.float64) / n
         counts["a"] += half
         counts["b"] += n - half
         chunk_means.append(chunk_mean)
+        chunk_log_z.append(chunk_normaliser)
         chunk_sizes.append(n)
     if min(counts.values()) == 0:
         raise ValueError("batch_size must be at least 2 so that both half-samples are non-empty")
@@ -110,7 +114,8 @@ def simulate(variant: Variant, size: SimulationSize, seed: int, progress: bool =
     out = {"mean_scores": mean, "half_a": sums["a"] / counts["a"], "half_b": sums["b"] / counts["b"],
            "chunk_means": torch.stack(chunk_means)}
     out = {key: value.numpy() if hidden is None else np.where(hidden, np.nan, value.numpy()) for key, value in out.items()}
-    return out | {"chunk_sizes": np.array(chunk_sizes), "log_z": ((log_z["a"] + log_z["b"]) / (counts["a"] + counts["b"])).numpy(),
+    return out | {"chunk_sizes": np.array(chunk_sizes), "group_sizes": np.array(chunk_sizes),
+                  "log_z_groups": torch.stack(chunk_log_z).numpy(), "log_z": ((log_z["a"] + log_z["b"]) / (counts["a"] + counts["b"])).numpy(),
                   "log_z_half_a": (log_z["a"] / counts["a"]).numpy(), "log_z_half_b": (log_z["b"] / counts["b"]).numpy()}
 
 
