@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "src"))
 from behind_rope import atomic  # noqa: E402
-from behind_rope.claims.decide import claim_c3  # noqa: E402
+from behind_rope.claims.c3 import claim_c3  # noqa: E402
 from behind_rope.claims.gate import leaves, verdicts  # noqa: E402
 from behind_rope.claims.outcome import settle  # noqa: E402
 from behind_rope.claims.panels import panel_statistics  # noqa: E402

@@ -13,26 +13,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from behind_rope.claims.markdown import replace_block, update  # noqa: F401  (the benchmarks import them from here)
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results.md"
 CRITERIA = ROOT / "docs" / "criteria.md"
 PERFORMANCE = ROOT / "docs" / "performance.md"
 CLUSTER = ROOT / "docs" / "cluster.md"
 README = ROOT / "README.md"
-
-
-def replace_block(text: str, name: str, body: str, path: Path = RESULTS) -> str:
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    if start not in text or end not in text:
-        raise ValueError(f"{path} has no block {start} ... {end}")
-    head, rest = text.split(start)
-    _, tail = rest.split(end)
-    return head + start + "\n" + body.strip("\n") + "\n" + end + tail
-
-
-def update(name: str, body: str, path: Path) -> None:
-    """Replace the block ``name`` of the page ``path`` with ``body``."""
-    path.write_text(replace_block(path.read_text(), name, body, path))
 
 
 def add_result_options(parser, block: str, path: Path) -> None:

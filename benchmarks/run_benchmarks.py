@@ -3,7 +3,7 @@ clone of the repository, so that the run's claims name the commit of each criter
 
     python benchmarks/run_benchmarks.py                 # print the tables, write results/benchmarks/summary.json
     python benchmarks/run_benchmarks.py --update-docs   # also rewrite docs/performance.md's table and the claims
-                                                        # tables (benchmarks/result_tables.py) from the cold run
+                                                        # tables (behind_rope.claims.tables) from the cold run
     python benchmarks/run_benchmarks.py --keep DIR      # keep the cold run's copy in DIR (results, logs, processes.jsonl)
     python benchmarks/run_benchmarks.py --from-summary results/benchmarks/summary.json --update-docs
                                                         # only rewrite docs/performance.md's table from a kept summary
@@ -43,9 +43,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import WORKFLOW_PARTS, copy_workflow, disk_gb  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "src"))
-from result_tables import write_tables  # noqa: E402
-
 from behind_rope.atomic import write_json  # noqa: E402
+from behind_rope.claims.tables import write_tables  # noqa: E402
 from results_doc import PERFORMANCE, update  # noqa: E402
 
 # A step holding less than this share of the run's CPU time is summed into one row of the docs table.
@@ -490,7 +489,7 @@ def main() -> None:
     if args.update_docs:
         update("benchmarks", docs_block(summary), PERFORMANCE)
         if claims is not None:
-            write_tables(claims, f"a default-scale run of {summary['checkout']} on {host(summary)}")
+            write_tables(claims, f"a default-scale run of {summary['checkout']} on {host(summary)}", root=ROOT)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from behind_rope.claims.decide import claim_c1, claim_c2, claim_c3, claim_c4
+from behind_rope.claims.c3 import claim_c3
+from behind_rope.claims.decide import claim_c1, claim_c2, claim_c4
 from behind_rope.claims.outcome import settle
 
 
@@ -325,7 +326,7 @@ def _c5_metrics(text, iid, no_mask=(0.0, 0.0, 0.0, 0.0), layer_types=None, figur
 
 
 def _c5(text, iid, no_mask=(0.0, 0.0, 0.0, 0.0), layer_types=None, figure5=None, text_run=None):
-    from behind_rope.claims.llm import claims_c5
+    from behind_rope.claims.c5 import claims_c5
 
     return claims_c5(_c5_metrics(text, iid, no_mask, layer_types, figure5, text_run=text_run), RUNS_C5, C5)
 
@@ -381,7 +382,7 @@ def test_c5b_needs_a_pattern_large_against_the_raw_scores_and_beyond_the_noise()
     assert noise["documents_to_resolve"] == math.ceil(16 * (0.08 / 0.05) ** 2)
     assert f"about {noise['documents_to_resolve']} Figure 5 documents" in claim["undecided"]["would_decide"]
     # A model decided to fail fails the claim, whatever the undecided one would show.
-    from behind_rope.claims.llm import claims_c5
+    from behind_rope.claims.c5 import claims_c5
 
     metrics = _c5_metrics(text, iid, figure5=noisy) | _c5_metrics(text, iid, figure5=small, model="n")
     runs = RUNS_C5 | {"n": {role: run.replace("m/", "n/") for role, run in RUNS_C5["m"].items()}}
@@ -406,7 +407,7 @@ def test_c5c_needs_the_first_keys_beyond_their_noise_floor_in_either_direction()
 
 
 def test_c5c_fails_when_the_same_text_without_the_mask_singles_out_the_first_keys_too():
-    from behind_rope.claims.llm import claims_c5
+    from behind_rope.claims.c5 import claims_c5
 
     text, iid = [0.9, 0.8, 0.9, 0.9], [0.05, 0.7, 0.9, 0.95]
     metrics = {"m/text_causal": _llm_run(text), "m/random_causal": _llm_run(iid),
@@ -484,7 +485,7 @@ def _score_file(start_shift, seed, structured=True, mask=True, layers=4, seq_len
     (-0.5, False, False, {"C5a": False, "C5b": False, "C5c": False, "C5d": False}),
 ])
 def test_c5_from_synthetic_score_matrices(start_shift, no_mask_structured, structured, verdicts):
-    from behind_rope.claims.llm import claims_c5
+    from behind_rope.claims.c5 import claims_c5
     from behind_rope.maths.metrics import score_file_metrics
     from conftest import default_measures
 
@@ -500,7 +501,7 @@ def test_c5_from_synthetic_score_matrices(start_shift, no_mask_structured, struc
 
 
 def test_the_loss_gap_is_decided_over_seeds_by_its_interval_and_seeds_within_the_bound():
-    from behind_rope.claims.decide import loss_gap
+    from behind_rope.claims.c3 import loss_gap
     from behind_rope.claims.seeds import t_quantile
 
     one_each = loss_gap({"nope": 3.09}, {"rope": 3.0}, 0.1, 0.95, 1)

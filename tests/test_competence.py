@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from behind_rope.claims.decide import uses_order
+from behind_rope.claims.c3 import uses_order
 from behind_rope.twins.competence import order_gap, shuffled_context
 from behind_rope.twins.model import TwinSize, build_twin
 

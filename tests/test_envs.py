@@ -74,10 +74,10 @@ LIGHT_IMPORTS = ["behind_rope.__main__", "behind_rope.theory.derivation", "behin
                  "behind_rope.paper.latex", "behind_rope.figures.table", "behind_rope.config",
                  "behind_rope.experiments.runs", "behind_rope.experiments.paths", "behind_rope.experiments.steps",
                  "behind_rope.experiments.resources", "behind_rope.experiments.pins",
-                 "behind_rope.pipeline.codedigest", "behind_rope.simulation.variants", "behind_rope.maths.decompose", "behind_rope.claims.llm",
-                 "behind_rope.paper.llm", "behind_rope.paper.c3", "behind_rope.paper.format", "behind_rope.maths.position_sources",
+                 "behind_rope.pipeline.codedigest", "behind_rope.simulation.variants", "behind_rope.maths.decompose", "behind_rope.claims.c5",
+                 "behind_rope.claims.c3", "behind_rope.claims.format", "behind_rope.maths.position_sources",
                  "behind_rope.claims.seeds", "behind_rope.claims.panels", "behind_rope.claims.gate", "behind_rope.claims.preregistration",
-                 "behind_rope.position.claims", "behind_rope.paper.position", "behind_rope.twins.vocabulary",
+                 "behind_rope.claims.position", "behind_rope.claims.revision", "behind_rope.claims.tables", "behind_rope.twins.vocabulary",
                  "behind_rope.pipeline.allocator"]
 BLOCK_HEAVY = ("import sys\n"
                "class Block:\n"

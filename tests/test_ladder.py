@@ -14,7 +14,7 @@ MODELS = {"small_qwen": (5e8, "qwen2", -0.5), "large_qwen": (1.5e9, "qwen2", +0.
 
 @pytest.fixture(scope="module")
 def claims():
-    from behind_rope.claims.llm import claims_c5
+    from behind_rope.claims.c5 import claims_c5
     from behind_rope.maths.metrics import score_file_metrics
     from conftest import default_measures
 
@@ -51,7 +51,7 @@ def test_the_ladder_orders_models_by_size_and_pairs_one_family(claims):
 
 
 def test_the_ladder_table_and_text_say_what_changes_with_size(claims):
-    from behind_rope.paper.llm import ladder_table, ladder_values
+    from behind_rope.claims.ladder import ladder_table, ladder_values
 
     table = ladder_table(claims)
     assert table.count(r"\\") == 1 + 3 * 3  # the header, then 3 models x 3 layers
@@ -66,7 +66,7 @@ def test_the_ladder_table_and_text_say_what_changes_with_size(claims):
 
 
 def test_a_ladder_without_two_sizes_of_one_family_says_so(claims):
-    from behind_rope.paper.llm import ladder_values
+    from behind_rope.claims.ladder import ladder_values
 
     one_family = json.loads(json.dumps(claims))
     one_family["C5a"]["measured"]["models"]["large_qwen"]["architecture"] = "other"

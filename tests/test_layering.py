@@ -33,11 +33,12 @@ LAYERS = (
     ("config",),
     # what the rules read of the validated config: the runs, their files, the steps' settings, resources, pins
     ("experiments",),
-    # the claims' machinery (outcomes, seed rule, pre-registration, gate) and the verdicts of C1-C5
-    ("claims",),
-    # C6-C9: patching and per-head measures, decided with the claims' outcomes (claims.outcome); its verdicts
-    # reach results/claims.json as a file, never by an import; version 2's stack and claims R0-R5 likewise
+    # what C6-C9 measure (patching, per-head measures) and version 2's stack: steps of their own, which decide nothing
     ("position", "revision"),
+    # the claims: their machinery (outcomes, seed rule, pre-registration, gate) and one module per claim group
+    # holding its decision, the paper's values and tables and docs/results.md's, so that changing what a claim
+    # measures touches one file
+    ("claims",),
     # the figures, then the paper that takes them in
     ("figures",),
     ("paper",),

@@ -117,8 +117,8 @@ def test_main_tex_types_no_verdict():
 
 
 def test_generated_phrases_follow_the_verdicts():
-    from behind_rope.paper import c3 as paper_c3
-    from behind_rope.paper import llm as paper_llm
+    from behind_rope.claims import c3 as paper_c3
+    from behind_rope.claims import c5 as paper_llm
 
     rule = {"passed": True}
     assert paper_c3.rule_outcome({"locality_layer_3": rule, "locality_layer_2": {"passed": False},
@@ -139,7 +139,7 @@ def _position_claims(c7_after: float = 0.5, middle: float = 0.01) -> dict:
     models m (deciding C7) and x, a simulation s, a sliding-window model g and its control."""
     from test_position import C9_RULE, _c6, _c7, _c8a, _patching, _window_run
 
-    from behind_rope.position.claims import claim_c8b, claim_c9
+    from behind_rope.claims.position import claim_c8b, claim_c9
 
     windows = {"g/long": _window_run([0.1, 0.2, 0.3, 0.4, 0.5, 1.0], ["sliding_attention"] * 5 + ["full_attention"], 16),
                "s/long": _window_run([0.3, 0.1, 0.4, 0.2, 0.3, 0.1], ["full_attention"] * 6)}
@@ -158,8 +158,8 @@ def _position_claims(c7_after: float = 0.5, middle: float = 0.01) -> dict:
 
 
 def test_the_position_sentences_follow_the_verdicts():
+    from behind_rope.claims import position as paper_position
     from behind_rope.config import claim_arguments, load
-    from behind_rope.paper import position as paper_position
 
     config = load()
     settings = {"claims": {name: claim_arguments(config, name) for name in ("C6", "C7", "C8", "C9")},
@@ -195,7 +195,7 @@ def test_the_position_sentences_follow_the_verdicts():
 
 
 def test_the_c3_power_sentence_says_whether_the_probe_has_the_power_its_precondition_asks():
-    from behind_rope.paper.c3 import _power_sentence
+    from behind_rope.claims.c3 import _power_sentence
 
     def power(*values, needed=20000):
         return {"layer": 2, "power": {name: {"power": value, "sequences": 1024, "sequences_for_power": needed}
@@ -210,7 +210,7 @@ def test_the_c3_power_sentence_says_whether_the_probe_has_the_power_its_precondi
 
 
 def test_a_failing_c6_model_is_told_which_condition_its_heads_miss():
-    from behind_rope.paper.position import _c6_heads
+    from behind_rope.claims.position import _c6_heads
 
     layer = {"slopes": [0.5, -0.5, 0.01], "floors": [0.01, 0.01, 0.01], "slope_ratio_to_simulation": [0.5, -0.5, 0.01],
              "heads_carrying": 1}
@@ -221,7 +221,7 @@ def test_a_failing_c6_model_is_told_which_condition_its_heads_miss():
 
 
 def test_the_summary_names_the_models_where_a_failing_statement_holds():
-    from behind_rope.paper.position import NOT_SHOWN, models_holding, stance_sentences
+    from behind_rope.claims.position import NOT_SHOWN, models_holding, stance_sentences
 
     claims = {"C6": {"passed": False, "measured": {"models": {"a": {"passed": True}, "b": {"passed": False}}}},
               # C7 is decided by one model: another model passing it is exploratory, not a partial hold
@@ -295,6 +295,28 @@ def test_the_pdf_holds_every_figure_and_the_claims(smoke_run):
     assert (smoke_run / "results" / "logs" / "paper" / "latexmk.log").read_text().count("Output written on") >= 1
 
 
+def test_the_docs_claims_tables_come_from_the_claims_file(smoke_run, tmp_path):
+    """Each claim group's module writes its block of docs/results.md and the README's row from claims.json, and
+    the text around the blocks stays as written."""
+    import shutil
+
+    from behind_rope.claims.tables import CRITERIA, README, RESULTS, write_tables
+
+    for page in (RESULTS, CRITERIA, README, "config/criteria_history.yaml"):
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / page, tmp_path / page)
+    claims = json.loads((smoke_run / "results" / "claims.json").read_text())
+    write_tables(claims, "the smoke run", smoke_run, root=tmp_path)
+    results, readme = (tmp_path / RESULTS).read_text(), (tmp_path / README).read_text()
+    for name in ("C3", "C4", "C5a", "C5b", "C5c", "C5d", "C6", "C7", "C8a", "C8b", "C9", "R0", "R1", "R5"):
+        assert f"**{name}: {claims[name]['outcome']}**" in results, name
+    for name, claim in claims.items():
+        assert re.search(rf"^\| {name} \|.*\| \*\*{claim['outcome']}\*\* \|$", readme, flags=re.MULTILINE), name
+    assert results.count("_From `results/claims.json` of the smoke run._") >= 6
+    outside = re.compile(r"<!-- (\w+):start -->.*?<!-- \1:end -->", re.S)
+    assert outside.sub("", results) == outside.sub("", (ROOT / RESULTS).read_text())
+
+
 def test_page_one_renders_to_a_png(smoke_run, tmp_path):
     subprocess.run(["pdftoppm", "-png", "-r", "50", "-f", "1", "-l", "1", "-singlefile",
                     str(smoke_run / "paper" / "build" / "main.pdf"), str(tmp_path / "page")], check=True)
@@ -361,7 +383,7 @@ def test_the_arxiv_tarball_compiles_on_its_own(smoke_run, tmp_path):
 
 
 def test_the_c3_seed_rule_sentence_is_the_rule_written_for_the_number_of_seeds():
-    from behind_rope.paper.c3 import _seed_rule_sentence
+    from behind_rope.claims.c3 import _seed_rule_sentence
 
     one = _seed_rule_sentence({"min_seeds": 1, "min_seeds_passing": 1, "confidence": 0.95})
     five = _seed_rule_sentence({"min_seeds": 5, "min_seeds_passing": 4, "confidence": 0.95})

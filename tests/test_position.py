@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
+from behind_rope.claims import position as claims_module
+from behind_rope.claims.position import claim_c6, claim_c7, claim_c8a, claim_c8b, claim_c9
 from behind_rope.maths import position_sources as position
 from behind_rope.maths.rope_base import ntk_theta
-from behind_rope.position import claims as claims_module
 from behind_rope.position import heads
-from behind_rope.position.claims import claim_c6, claim_c7, claim_c8a, claim_c8b, claim_c9
 from conftest import default_measures
 from test_extract import tiny_model
 

@@ -1,4 +1,4 @@
-"""Version 2's stack (behind_rope.revision.stack) and claims R0-R5 (behind_rope.revision.claims)."""
+"""Version 2's stack (behind_rope.revision.stack) and claims R0-R5 (behind_rope.claims.revision)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
+from behind_rope.claims.revision import decide, published_markdown
 from behind_rope.config import ConfigError, load, validate
 from behind_rope.experiments.steps import revision_claims_settings
-from behind_rope.revision.claims import decide, published_table
 from behind_rope.revision.closed_form import derive, rescaling
 from behind_rope.revision.stack import (
     Setting,
@@ -142,7 +142,7 @@ def test_the_published_pattern_passes_every_claim(config):
     claims = _decide(config, _constructed_files(config))
     assert {name: claim["outcome"] for name, claim in claims.items()} == {f"R{i}": "PASS" for i in range(6)}
     assert claims["R1"]["measured"]["first_layer_below"]["none_a0.0_d16"] == 3
-    assert "| ln_a0.5_d16 | 0.5000 / 0.5000 (+0.0000) | 0.6380 / 0.6380 (+0.0000) |" in published_table(claims["R0"])
+    assert "| ln_a0.5_d16 | 0.5000 / 0.5000 (+0.0000) | 0.6380 / 0.6380 (+0.0000) |" in published_markdown(claims["R0"])
 
 
 @pytest.mark.parametrize("claim, control, rp", [
@@ -187,7 +187,7 @@ def test_a_published_value_outside_the_noise_fails_r0(config):
     files["ln_a0.5_d64"]["rp"][3] += 0.02
     claims = _decide(config, files)
     assert claims["R0"]["outcome"] == "FAIL"
-    assert "(**+0.0200**)" in published_table(claims["R0"])
+    assert "(**+0.0200**)" in published_markdown(claims["R0"])
 
 
 @pytest.mark.parametrize("claim, part, key", [("R1", "controls", "no_mask_settings"), ("R3", "runs", "without_residual"),

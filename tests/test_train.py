@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from behind_rope.claims.decide import sanity
+from behind_rope.claims.c3 import sanity
 from behind_rope.twins.model import TwinSize
 from behind_rope.twins.train import StopWhen, TrainSettings, plateaued, train_twin
 from behind_rope.twins.vocabulary import remap, twin_vocabulary, unigram_loss
@@ -178,6 +178,36 @@ def test_auto_trains_in_float32_on_every_cpu():
 def test_the_train_rule_passes_its_code_digest_to_the_step():
     rule = (Path(__file__).resolve().parents[1] / "workflow" / "rules" / "training.smk").read_text()
     assert 'code=step_code("train")' in rule and "--code {params.code}" in rule
+
+
+def test_weights_scaled_like_a_reference_take_its_size_and_keep_their_direction():
+    from behind_rope.twins.model import build_twin, match_weight_scale
+    from behind_rope.twins.model import weights as stored
+
+    reference = {name: 3.0 * tensor for name, tensor in stored(build_twin(TINY, "nope", 1)).items()}
+    model = build_twin(TINY, "nope", 0)
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    factors = match_weight_scale(model, reference)
+    for name, parameter in model.named_parameters():
+        rms = parameter.pow(2).mean().sqrt()
+        assert torch.isclose(rms, reference[name].pow(2).mean().sqrt(), rtol=1e-5), name
+        assert torch.allclose(parameter, before[name] * factors[name]), name  # the same direction
+    assert max(factors.values()) > 1.5  # the initialisation is smaller than the reference
+    with pytest.raises(ValueError, match="weight_scale_of must name a twin of the same model"):
+        match_weight_scale(build_twin(TINY, "nope", 0), {k: v[:1] for k, v in reference.items()})
+
+
+def test_an_untrained_twin_scaled_like_a_trained_one_is_trained_for_no_step(tmp_path):
+    from behind_rope.twins.model import build_twin
+    from behind_rope.twins.model import weights as stored
+
+    train, valid = token_data()
+    reference = {name: 2.0 * tensor for name, tensor in stored(build_twin(TINY, "nope", 5)).items()}
+    model, history, summary = train_twin("nope", TINY, TrainSettings(**{**SETTINGS.__dict__, "steps": 0}), train, valid,
+                                         tmp_path, progress=False, scale_like=reference)
+    assert history == [] and summary["steps"] == 0
+    embedding = dict(model.named_parameters())["model.embed_tokens.weight"]
+    assert torch.isclose(embedding.pow(2).mean().sqrt(), reference["model.embed_tokens.weight"].pow(2).mean().sqrt())
 
 
 def test_the_fused_loss_is_the_models_loss_with_the_same_gradients():

@@ -117,7 +117,7 @@ POSITION_FIGURES = {name for name in CLAIMS_FIGURES if "results/claims/position.
     ("paper/latex.py", {"paper", "all"}),
     # a claim's own code: that claim, what reads claims.json, and nothing upstream (no dequantisation,
     # score run or training)
-    ("position/claims.py", {"position_claims", "claims", "paper_inputs", "paper", "all"} | CLAIMS_FIGURES),
+    ("claims/position.py", {"position_claims", "claims", "paper_inputs", "paper", "all"} | CLAIMS_FIGURES),
     ("claims/decide.py", {"claims", "paper_inputs", "paper", "all"} | CLAIMS_FIGURES - POSITION_FIGURES),
     # the measures of the two sources: every metrics job and the patching, never a score run or dequantisation
     ("maths/position_sources.py", {"metrics", "patching", "position_claims", "claims", "paper_inputs", "paper", "all"} | {

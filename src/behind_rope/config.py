@@ -226,6 +226,7 @@ def validate(config: dict, schema: dict | None = None) -> dict:
             if name not in variants:
                 raise ConfigError(f"Config error: '{key}' names the unknown variant {name!r}; it must be one of {', '.join(variants)}.")
     expand_seeds(config["training"]["twins"])
+    _check_weight_scales(config["training"]["twins"])
     _check_data_references(config)
     _check_revision_settings(config)
     _check_order_test(config)
@@ -282,6 +283,34 @@ def expand_seeds(twins: dict) -> None:
                 raise ConfigError(f"Config error: 'training.twins.{name}.seeds' makes the twin {twin!r}, which is "
                                   "already a twin; rename one of them.")
             twins[twin] = {**spec, "seed": seed, "seed_of": name}
+
+
+def weight_scale_reference(twins: dict, twin: str) -> str | None:
+    """The trained twin whose weights' scale ``twin`` takes (``weight_scale_of``): its seed of the same seed."""
+    spec = twins[twin]
+    if "weight_scale_of" not in spec:
+        return None
+    of = spec["weight_scale_of"]
+    return next((name for name, other in twins.items() if (name == of or other.get("seed_of") == of)
+                 and other.get("seed") == spec.get("seed")), None)
+
+
+def _check_weight_scales(twins: dict) -> None:
+    for name, spec in twins.items():
+        if "weight_scale_of" not in spec:
+            continue
+        key = f"training.twins.{spec.get('seed_of', name)}.weight_scale_of"
+        of = spec["weight_scale_of"]
+        reference = weight_scale_reference(twins, name)
+        if of not in twins or "pretrained" in twins[of] or "weight_scale_of" in twins[of]:
+            raise ConfigError(f"Config error: '{key}' is {of!r}, but it must name a twin trained here "
+                              f"({', '.join(t for t, other in twins.items() if 'pretrained' not in other)}).")
+        if reference is None:
+            raise ConfigError(f"Config error: '{key}' is {of!r}, which has no seed {spec.get('seed')}: a twin scaled like "
+                              "another takes the weights of that twin's seed of its own seed, so give both the same seeds.")
+        if spec["positional"] != twins[reference]["positional"] or spec.get("model") != twins[reference].get("model"):
+            raise ConfigError(f"Config error: '{key}' is {of!r}, whose positional or model differs from this twin's: "
+                              "its weights must have the same shapes and names.")
 
 
 def _check_data_references(config: dict) -> None:

@@ -4,7 +4,7 @@
 
 rule train:
     input:
-        **paths.split_files(config),
+        unpack(lambda wildcards: paths.train_inputs(config, wildcards.twin)),
     output:
         **paths.twin_files("{twin}"),
     log:
@@ -26,10 +26,13 @@ rule train:
         settings=settings(steps.twin_settings, "twin"),
         # Not an output: Snakemake would delete it when the job fails, and it is what a rerun resumes from.
         resume_dir="results/checkpoints/{twin}",
+        scale=lambda wildcards, input: (
+            f"--scale-reference {input.scale_reference}" if "scale_reference" in input.keys() else ""
+        ),
     shell:
         "python -m behind_rope train --settings {params.settings:q} --threads {threads} --train {input.train}"
         " --valid {input.valid} --output-dir $(dirname {output.model}) --resume-dir {params.resume_dir}"
-        " --code {params.code} > {log} 2>&1"
+        " --code {params.code} {params.scale} > {log} 2>&1"
 
 
 # A checkpoint trained without RoPE elsewhere (the authors' model at paper scale), read as a twin: its config with

@@ -1,5 +1,9 @@
 """Turn derivation, Monte-Carlo and metric files into claims, each with an outcome: PASS, FAIL or UNDECIDED.
 
+Here are the simulations' claims C1, C2 and C4 (their decision, and C4's line of docs/results.md) and
+``decide``, which gathers every claim into results/claims.json; each other claim group has its own module
+(behind_rope.claims: c3, c5, position, revision).
+
 A claim about the causal mask passes only when its runs pass *and* its no-mask controls fail
 the very same check: that is what makes each threshold able to fail.  A claim whose pre-registered
 preconditions do not hold is UNDECIDED (behind_rope.claims.outcome).
@@ -8,9 +12,12 @@ preconditions do not hold is UNDECIDED (behind_rope.claims.outcome).
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from typing import Callable
 
-from behind_rope.claims import llm as llm_claims
+from behind_rope.claims import c3, c5
+from behind_rope.claims import markdown as md
+from behind_rope.claims.format import listing, number, tex_escape
 from behind_rope.claims.outcome import precondition, settle
 from behind_rope.maths.metrics import split_half_floor
 
@@ -154,295 +161,6 @@ def _c4_resolution(metrics_by_variant: dict, variants, claim: dict, from_layer: 
                         unresolved=unresolved, failing=failing)
 
 
-def _layer(metrics: dict, layer: int) -> dict:
-    return next(row for row in metrics["layers"] if row["layer"] == layer)
-
-
-def sanity(validation_loss: float, unigram: float, min_gain: float) -> dict:
-    """A twin is sane when it beats the unigram model by ``min_gain`` nats; one that learned nothing cannot."""
-    gain = unigram - validation_loss
-    return {"min_gain_over_unigram": min_gain, "gain_over_unigram": gain, "passed": gain >= min_gain}
-
-
-def _sanity(training: dict, min_gain: float) -> dict:
-    return sanity(training["validation_loss"], training["unigram_loss"], min_gain) | {
-        "validation_loss": training["validation_loss"], "unigram_loss": training["unigram_loss"]}
-
-
-def uses_order(training: dict, min_order_gap: float, confidence: float) -> dict:
-    """Whether a twin uses the order of its context: the lower end of the two-sided ``confidence`` normal interval
-    of its order gap (over held-out sequences; behind_rope.twins.competence) clears ``min_order_gap``."""
-    from statistics import NormalDist
-
-    gap = training["order_gap"]
-    low = gap["mean_gap"] - NormalDist().inv_cdf(0.5 + confidence / 2) * gap["standard_error"]
-    return {"order_gap": gap["mean_gap"], "standard_error": gap["standard_error"], "interval_low": low,
-            "confidence": confidence, "min_order_gap": min_order_gap, "passed": bool(low >= min_order_gap)}
-
-
-def competence(training: dict, rope_loss: float, min_order_gap: float, confidence: float,
-               max_loss_above_rope: float) -> dict:
-    """One NoPE seed's competence on its own: it uses word order, and its held-out loss is within
-    ``max_loss_above_rope`` nats of ``rope_loss``, the mean of the RoPE twin's seeds trained the same way."""
-    above = training["validation_loss"] - rope_loss
-    order = uses_order(training, min_order_gap, confidence)
-    return {"uses_order": order, "loss_above_rope": above, "max_loss_above_rope": max_loss_above_rope,
-            "close_to_rope": bool(above <= max_loss_above_rope),
-            "passed": bool(order["passed"] and above <= max_loss_above_rope)}
-
-
-def loss_gap(nope_losses: dict[str, float], rope_losses: dict[str, float], bound: float, confidence: float,
-             min_passing: int) -> dict:
-    """Whether the NoPE recipe comes within ``bound`` nats of the RoPE recipe's held-out loss, over seeds.
-
-    The difference of the two means over seeds, with its two-sided ``confidence`` t-interval; the seeds' spread is
-    pooled over both twins (one recipe, one spread between seeds: the RoPE twin has fewer seeds than the NoPE twin,
-    too few to measure its own).  It holds when the interval's upper end is within ``bound`` and at least
-    ``min_passing`` NoPE seeds are within it of the RoPE mean on their own; with one seed of each, when their
-    difference is.  ``seeds_to_resolve``: the seeds of each twin at which an interval of this spread would put
-    this difference's upper end within the bound (None where the difference itself is not within it)."""
-    import math
-
-    from behind_rope.claims.seeds import t_quantile
-
-    nope, rope = list(nope_losses.values()), list(rope_losses.values())
-    nope_mean, rope_mean = sum(nope) / len(nope), sum(rope) / len(rope)
-    difference = nope_mean - rope_mean
-    dof = len(nope) + len(rope) - 2
-    if dof >= 1:
-        spread = sum((x - nope_mean) ** 2 for x in nope) + sum((y - rope_mean) ** 2 for y in rope)
-        sd = math.sqrt(spread / dof)
-        half = t_quantile(0.5 + confidence / 2, dof) * sd * math.sqrt(1 / len(nope) + 1 / len(rope))
-    else:
-        sd, half = float("nan"), 0.0
-    within = sorted(name for name, loss in nope_losses.items() if loss - rope_mean <= bound)
-    def resolves(k: int) -> bool:  # the upper end shrinks as k grows, so the smallest k is found by bisection
-        return difference + t_quantile(0.5 + confidence / 2, 2 * k - 2) * sd * math.sqrt(2 / k) <= bound
-
-    resolve, low_k, high_k = None, 2, 1000
-    if difference < bound and not math.isnan(sd) and resolves(high_k):
-        while low_k < high_k:
-            middle = (low_k + high_k) // 2
-            low_k, high_k = (low_k, middle) if resolves(middle) else (middle + 1, high_k)
-        resolve = low_k
-    return {"nope_mean": nope_mean, "rope_mean": rope_mean, "difference": difference, "pooled_sd": sd,
-            "interval": [difference - half, difference + half], "confidence": confidence, "bound": bound,
-            "nope_seeds": len(nope), "rope_seeds": len(rope), "seeds_within": len(within), "min_passing": min_passing,
-            "seeds_to_resolve": resolve,
-            "passed": bool(difference + half <= bound and len(within) >= min_passing)}
-
-
-def _what_makes_competent(seeds: dict, rope_orders: dict, gap: dict) -> str:
-    """What would decide C3 when its competence precondition fails, by which of its parts fail."""
-    competence = [seed["competence"] for seed in seeds.values()]
-    needs = []
-    if not all(order["passed"] for order in rope_orders.values()) or not all(entry["uses_order"]["passed"]
-                                                                          for entry in competence):
-        needs.append("whose every NoPE seed uses word order")
-    if not gap["passed"]:
-        needs.append(f"whose NoPE seeds come within {gap['bound']} nats of the RoPE twin's held-out loss")
-    if not needs:
-        return "nothing: it is met"
-    recipe = (f"a twin recipe {' and '.join(needs)} (training.model, training.steps; benchmarks/twin_pilot.py), or "
-              "config/paper.yaml's run on the authors' NoPE model")
-    if not gap["passed"] and gap["seeds_to_resolve"] and len(needs) == 1:
-        return (f"about {gap['seeds_to_resolve']} seeds of each twin (training.twins), were the seeds' spread and "
-                f"the mean difference as here, or {recipe}")
-    return recipe
-
-
-def c3_preconditions(seeds: dict, rope_orders: dict, gap: dict, min_order_gap: float, order_confidence: float,
-                     min_power: float, order_sequences: int) -> dict:
-    """C3's preconditions, decided before its statistics are read: the NoPE twin is competent (every seed uses word
-    order, as every seed of the RoPE twin, the order test's positive case, does; and over seeds its held-out loss is
-    within the bound of the RoPE twin's), and the probe has the power to see the bound."""
-    no_order = [name for name, seed in seeds.items() if not seed["competence"]["uses_order"]["passed"]]
-    weak = {name: seed["power"] for name, seed in seeds.items() if seed["power"]["power"] < min_power}
-    gaps = ", ".join(f"{seed['competence']['uses_order']['order_gap']:+.3f}" for seed in seeds.values())
-    above = ", ".join(f"{seed['competence']['loss_above_rope']:+.3f}" for seed in seeds.values())
-    rope_gaps = ", ".join(f"{order['order_gap']:+.3f}" for order in rope_orders.values())
-    low, high = gap["interval"]
-    needed = [entry["sequences_for_power"] for entry in weak.values()]
-    if not weak:
-        size = "nothing: it is met"
-    elif None in needed:
-        size = "no probe size (a seed's bound slope is not positive)"
-    else:
-        size = (f"a probe of about {max(needed):,} i.i.d. sequences (twin_analysis.sequences), were its noise to "
-                "fall as one over the root of the sequences")
-    interval = ("" if gap["nope_seeds"] + gap["rope_seeds"] < 3 else
-                f", {gap['confidence']:.0%} interval [{low:+.3f}, {high:+.3f}] over {gap['nope_seeds']} NoPE and "
-                f"{gap['rope_seeds']} RoPE seeds, spread pooled")
-    return {
-        "competence": precondition(
-            not no_order and all(order["passed"] for order in rope_orders.values()) and gap["passed"],
-            f"every NoPE seed's order gap (in held-out nats, over {order_sequences} sequences; lower "
-            f"{order_confidence:.0%} end >= {min_order_gap}): {gaps}; the RoPE seeds' {rope_gaps}; the NoPE seeds' "
-            f"held-out loss above the RoPE seeds' mean (the interval's upper end and >= {gap['min_passing']} seeds "
-            f"<= {gap['bound']}): {above}; the mean difference {gap['difference']:+.3f}{interval}"
-            + (f"; not using order: {', '.join(no_order)}" if no_order else ""),
-            _what_makes_competent(seeds, rope_orders, gap),
-            incompetent=[name for name, seed in seeds.items() if not seed["competence"]["passed"]],
-            rope_twins=list(rope_orders)),
-        "power": precondition(
-            not weak,
-            "the probability that a twin whose layer-2 key slope equals the bound in every row passes the locality "
-            f"check, by each seed's probe noise row by row (>= {min_power}): "
-            + ", ".join(f"{seed['power']['power']:.2f}" for seed in seeds.values()),
-            size, underpowered=sorted(weak)),
-    }
-
-
-def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_statistics: dict, runs: dict, *, twin: str,
-             probe: str, simulation_variants, rope_twin: str, no_mask_probe: str, untrained: str, min_seeds: int,
-             confidence: float, min_seeds_passing: int, min_gain_over_unigram: float, locality_layers,
-             min_locality: float, amplification_layer: int, min_amplification: float, panels: dict,
-             order_positions, order_sequences: int, min_order_gap: float, order_confidence: float,
-             max_loss_above_rope: float, min_power: float, row_noise_window: int, probe_sequences: int,
-             **recorded) -> dict:
-    """Trained NoPE twin, over its seeds: the mask makes it favour nearby keys, more strongly than the
-    parameter-free simulation does (behind_rope.claims.seeds has the rule; config/claims.yaml the constants).
-
-    ``metrics`` maps ``<twin>/<run>`` to metrics files, ``training`` a twin to its training metrics and
-    ``panel_statistics`` a seed of the twin to its Figure 3 statistics (behind_rope.claims.panels); ``runs`` is
-    experiments.runs.c3_twin_runs.  The statistics are decided on the i.i.d. probe; the same statistics of the
-    same weights without the mask, and of every seed of the untrained twin, are controls that must fail
-    the same rule.  Held-out text is recorded, and so is Figure 3, panel by panel.
-    """
-    from behind_rope.claims.power import locality_power, positive_shares, row_noises, sequences_for_power
-    from behind_rope.claims.seeds import clears, seed_rule
-
-    # Amplification in units the twin and the simulation share: the key slope relative to each row's score spread
-    # (behind_rope.maths.metrics.key_slopes), which no common scale of the scores moves.  A trained twin's logits and
-    # the simulation's scores of unit vectors come on different scales, and so does an untrained twin's.
-    simulated = {name: _layer(simulation_metrics[name], amplification_layer)["key_trend"] for name in simulation_variants}
-    reference = max(simulated.values())
-    thresholds = {f"locality_layer_{layer}": min_locality for layer in locality_layers} | {"amplification": min_amplification}
-
-    def statistics(run: str) -> dict:
-        values = {f"locality_layer_{layer}": _layer(metrics[run], layer)["locality"] for layer in locality_layers}
-        layer = _layer(metrics[run], amplification_layer)
-        return values | {"amplification": layer["key_trend"] / reference, "key_trend": layer["key_trend"],
-                         "key_slope": layer["key_slope"]}
-
-    def decide(values_by_seed: dict[str, dict]) -> dict:
-        rules = {name: seed_rule({seed: values[name] for seed, values in values_by_seed.items()}, threshold, "at_least",
-                                 confidence, min_seeds_passing, min_seeds) for name, threshold in thresholds.items()}
-        return {"statistics": rules, "passed": all(rule["passed"] for rule in rules.values())}
-
-    def on_its_own(values: dict) -> bool:
-        return all(clears(values[name], threshold, "at_least") for name, threshold in thresholds.items())
-
-    # Recorded, decides nothing: the locality a probe run would show were every query's slope the one the
-    # amplification bound asks for, given that run's sampling noise (can locality reach its bound at this size?).
-    bound_slope = min_amplification * reference
-
-    def noises(run: str) -> list[float]:
-        return row_noises(_layer(metrics[run], amplification_layer)["key_trend_half_differences"], row_noise_window)
-
-    def locality_at_bound(run: str) -> float:
-        shares = positive_shares(bound_slope, noises(run))
-        return sum(shares) / len(shares)
-
-    def power(run: str) -> dict:
-        rows = noises(run)
-        ordered = sorted(rows)
-        return {"power": locality_power(bound_slope, rows, min_locality), "rows": len(rows),
-                "median_row_noise": ordered[len(ordered) // 2], "largest_row_noise": ordered[-1],
-                "sequences": probe_sequences,
-                "sequences_for_power": sequences_for_power(probe_sequences, bound_slope, rows, min_locality, min_power)}
-
-    rope_twins = runs.get("rope_seeds", [rope_twin])
-    rope_loss = sum(training[name]["validation_loss"] for name in rope_twins) / len(rope_twins)
-    seeds = {}
-    for name, roles in runs["seeds"].items():
-        stats = {role: statistics(run) for role, run in roles.items()}
-        seeds[name] = {"seed": training[name].get("seed"), **stats, "passes_on_its_own": on_its_own(stats["probe"]),
-                       "sanity": _sanity(training[name], min_gain_over_unigram),
-                       "steps": training[name]["steps"], "stopped_early": training[name].get("stopped_early"),
-                       "cpu_capability": training[name].get("cpu_capability"), "dtype": training[name].get("dtype"),
-                       "locality_at_bound": locality_at_bound(roles["probe"]),
-                       "competence": competence(training[name], rope_loss, min_order_gap, order_confidence,
-                                                max_loss_above_rope),
-                       "power": power(roles["probe"])}
-    untrained_seeds = {name: {role: statistics(run) for role, run in roles.items()} for name, roles in runs["untrained"].items()}
-    for name, stats in untrained_seeds.items():
-        stats["passes_on_its_own"] = on_its_own(stats["probe"])
-        stats["sanity"] = _sanity(training[name], min_gain_over_unigram)
-
-    probe_rule = decide({name: seed["probe"] for name, seed in seeds.items()})
-    controls = {
-        "no_mask_probe": {"run": no_mask_probe, **decide({name: seed["probe_no_mask"] for name, seed in seeds.items()})},
-        "untrained": {"twin": untrained, **decide({name: seed["probe"] for name, seed in untrained_seeds.items()}),
-                      "seeds": untrained_seeds},
-    }
-    panel_rules = {}
-    for letter, bounds in panels.items():
-        rules = {}
-        for stat, bound in bounds.items():
-            ((direction, limit),) = bound.items()
-            values = {seed: panel_statistics[seed][letter][stat] for seed in panel_statistics}
-            rules[stat] = seed_rule(values, limit, direction, confidence, min_seeds_passing, min_seeds)
-        panel_rules[letter] = {"statistics": rules, "passed": all(rule["passed"] for rule in rules.values())}
-    sanity = {name: seed["sanity"] for name, seed in seeds.items()} | {
-        name: _sanity(training[name], min_gain_over_unigram) for name in rope_twins}
-    checks = {
-        "enough_seeds": len(seeds) >= min_seeds,
-        "training_sanity": all(entry["passed"] for entry in sanity.values()),
-        **{f"{name}_on_iid_tokens": rule["passed"] for name, rule in probe_rule["statistics"].items()},
-        "no_mask_probe_fails": not controls["no_mask_probe"]["passed"],
-        "untrained_twin_fails": not controls["untrained"]["passed"],
-    }
-    rope_orders = {name: uses_order(training[name], min_order_gap, order_confidence) for name in rope_twins}
-    gap = loss_gap({name: training[name]["validation_loss"] for name in seeds},
-                   {name: training[name]["validation_loss"] for name in rope_twins}, max_loss_above_rope, confidence,
-                   min(min_seeds_passing, len(seeds)))
-    preconditions = c3_preconditions(seeds, rope_orders, gap, min_order_gap, order_confidence, min_power,
-                                     order_sequences)
-    layers = ", ".join(map(str, locality_layers))
-    first_seed, first_untrained = next(iter(runs["seeds"])), next(iter(runs["untrained"]))
-    shown = {**runs["seeds"][first_seed], **{f"untrained_{role}": run for role, run in runs["untrained"][first_untrained].items()}}
-    return {
-        "statement": "A decoder trained without positional encoding favours nearby keys because of the causal mask, "
-        "and its learned weights make that position dependence stronger than the parameter-free simulation's.",
-        "threshold": f"{'on one seed' if min_seeds == 1 else f'over >= {min_seeds} seeds'} of the NoPE twin on i.i.d. "
-        f"tokens, each of locality (layers {layers}) >= {min_locality} and layer-{amplification_layer} key slope "
-        f"relative to each row's score spread >= {min_amplification} x the largest simulated one: "
-        + ("the seed clears it" if min_seeds == 1 else
-           f"the lower end of the {confidence:.0%} t-interval of the mean clears it and >= {min_seeds_passing} seeds "
-           "clear it on their own")
-        + f"; every seed and the RoPE twin beat a unigram model by {min_gain_over_unigram} nats; the same "
-        "weights without the mask, and the untrained twin's seeds, fail the same rule",
-        "preconditions": preconditions,
-        "measured": {
-            "seeds": seeds,
-            "rope_twin_order": rope_orders[rope_twins[0]],
-            "rope_seeds_order": rope_orders,
-            "loss_gap": gap,
-            "probe": probe_rule,
-            "controls": controls,
-            "panels": panel_rules,
-            "sanity": sanity,
-            "simulation_key_slopes": simulated,
-            "probe_power": {"layer": amplification_layer, "bound_slope": bound_slope, "row_noise_window": row_noise_window,
-                            "locality_at_bound": {name: seed["locality_at_bound"] for name, seed in seeds.items()},
-                            "power": {name: seed["power"] for name, seed in seeds.items()}},
-            # Every layer of every seed on the probe, the deciding layers and the others alike: a layer that
-            # reverses on some seeds is a result, not a reason to pick the layers.
-            "probe_layers": {str(row["layer"]): {
-                "locality": {name: _layer(metrics[roles["probe"]], row["layer"])["locality"]
-                             for name, roles in runs["seeds"].items()},
-                "key_slope": {name: _layer(metrics[roles["probe"]], row["layer"])["key_slope"]
-                              for name, roles in runs["seeds"].items()}}
-                for row in metrics[runs["seeds"][first_seed]["probe"]]["layers"]},
-            # Every layer of the first seed's runs (the twin Figure 3 shows) and of its untrained twin.
-            "all_layers": {run.replace("/", "_"): metrics[run]["layers"] for run in shown.values()},
-            "checks": checks,
-        },
-        "passed": all(checks.values()),
-    }
-
-
 def rope_twin_evidence(metrics: dict, runs: dict, from_layer: int, min_reliability: float,
                        max_start_deficit: float) -> dict:
     """The C4 check on the trained RoPE twin (``runs``: label -> ``<twin>/<run>``): recorded next to C4 as
@@ -469,9 +187,9 @@ def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: d
     result = {
         "C1": claim_c1(derivation, monte_carlo, **claims["C1"]),
         "C2": claim_c2(simulation, **claims["C2"]),
-        "C3": claim_c3(metrics, simulation, training, panel_statistics, twin_runs, **claims["C3"]),
+        "C3": c3.claim_c3(metrics, simulation, training, panel_statistics, twin_runs, **claims["C3"]),
         "C4": claim_c4(simulation, **claims["C4"]),
-        **llm_claims.claims_c5(metrics, llm_runs, {name: claims[name] for name in ("C5a", "C5b", "C5c", "C5d")}),
+        **c5.claims_c5(metrics, llm_runs, {name: claims[name] for name in ("C5a", "C5b", "C5c", "C5d")}),
     }
     c4 = claims["C4"]
     result["C4"]["measured"]["trained_rope_twin"] = rope_twin_evidence(
@@ -484,3 +202,98 @@ def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: d
         claim["paper"] = settings["entries"][entry]["paper"]
         settle(claim)
     return result
+
+
+# ---- the paper's values ------------------------------------------------------------------------
+
+
+def _mask_claim_extremes(measured: dict, key: str) -> tuple[float, float]:
+    """(worst value over the causal runs, best value over the no-mask controls) of one metric."""
+    runs = [layer[key] for run in measured["runs"].values() for layer in run["layers"].values()]
+    controls = [layer[key] for run in measured["controls"].values() for layer in run["layers"].values()]
+    return min(runs), max(controls)
+
+
+def simulation_values(claims: dict, arguments: dict) -> dict[str, str]:
+    """The paper's values of C1, C2 and C4 (LaTeX strings by key), from their claims and criteria."""
+    values = {}
+    c1, c1_args = claims["C1"]["measured"], arguments["C1"]
+    scores = c1["figure1_layer2_scores"]
+    values |= {"fig1.s21": number(scores[1][0], 3), "fig1.s31": number(scores[2][0], 3),
+               "fig1.s32": number(scores[2][1], 3)}
+    checks = c1["derivation_checks"]
+    errors = {int(dim): error for dim, error in c1["max_abs_error_by_dim"].items()}
+    small, large = min(errors), max(errors)
+    values |= {
+        "c1.checks": str(sum(checks.values())), "c1.checks_total": str(len(checks)),
+        "c1.dim": str(c1_args["monte_carlo_dim"]), "c1.tolerance": number(c1_args["tolerance"]),
+        "c1.min_samples": number(c1_args["min_samples"]),
+        "c1.error": number(c1["monte_carlo_max_abs_error"], 3), "c1.samples": number(c1["monte_carlo_samples"]),
+        "c1.small_dim": str(small), "c1.error_small_dim": number(errors[small], 3),
+        "c1.large_dim": str(large), "c1.error_large_dim": number(errors[large], 3),
+        # Sentences whose direction is a result: written from it, so that they cannot go stale.
+        "c1.h_decreasing": "it holds" if checks["h_strictly_decreasing_symbolic"] else "it does not hold",
+        "c1.error_trend": "it shrinks with $E$" if all(a > b for a, b in pairwise(errors[dim] for dim in sorted(errors)))
+        else "it does not shrink with $E$ at every step",
+        "fig1.nearer": "the nearer key scores higher" if scores[2][1] > scores[2][0] else "the nearer key does not score higher",
+    }
+
+    c2_args = arguments["C2"]
+    c2_min, c2_control = _mask_claim_extremes(claims["C2"]["measured"], "locality")
+    values |= {"c2.from_layer": str(c2_args["from_layer"]), "c2.threshold": number(c2_args["min_locality"]),
+               "c2.min_locality": number(c2_min), "c2.control_max_locality": number(c2_control)}
+    return values | _c4_values(claims["C4"], arguments["C4"])
+
+
+def _c4_values(claim: dict, args: dict) -> dict[str, str]:
+    measured = claim["measured"]
+    c4_min, c4_control = _mask_claim_extremes(measured, "split_half_reliability")
+    deficits = [layer["start_deficit"] for run in measured["runs"].values() for layer in run["layers"].values()]
+    twin_on_text = [run for name, run in measured.get("trained_rope_twin", {}).items() if name.endswith("_text_causal")]
+    first = str(args["from_layer"])
+    at_first = {name: run["layers"][first] for name, run in measured["runs"].items() if first in run["layers"]}
+    failing = [name for name, row in at_first.items()
+               if not (row["split_half_reliability"] >= args["min_reliability"]
+                       and row["start_deficit"] < args["max_start_deficit"] - row["start_deficit_floor"])]
+    controls_pass = [name for name, run in measured["controls"].items() if run["shows_effect"]]
+    if claim["passed"]:
+        reason = "every causal run meets the check in every layer of the range and the no-mask control does not"
+    else:
+        reasons = [rf"at layer~{first}, \texttt{{{tex_escape(name)}}} has a reliability of "
+                   f"{number(at_first[name]['split_half_reliability'])} and a start deficit of "
+                   f"{number(at_first[name]['start_deficit'], 4)} (floor {number(at_first[name]['start_deficit_floor'], 4)})"
+                   for name in failing]
+        reasons += [rf"the no-mask control \texttt{{{tex_escape(name)}}} meets it" for name in controls_pass]
+        reason = "; ".join(reasons) or "a layer after it does not meet it"
+    floors = [layer["start_deficit_floor"] for run in measured["runs"].values() for layer in run["layers"].values()]
+    resolution = claim["preconditions"]["deficits_resolved"]
+    return {
+        "c4.from_layer": first, "c4.reason": reason,
+        "c4.threshold": number(args["min_reliability"]), "c4.deficit_bound": f"{args['max_start_deficit']:g}",
+        "c4.min_reliability": number(c4_min, 3), "c4.max_start_deficit": number(max(deficits), 3),
+        "c4.control_max_reliability": number(c4_control),
+        "c4.layer2_deficits": listing(number(row["start_deficit"], 4) for row in at_first.values()),
+        "c4.floor_range": f"{number(min(floors), 4)} to {number(max(floors), 4)}",
+        "c4.floor_rule": f"the {args['floor_quantile']:g} quantile of the split-half gap over {args['floor_splits']} "
+                         f"random splits of the simulation's {listing(sorted(set(measured['floor']['replicates'].values())))} chunks",
+        "c4.resolution": tex_escape(resolution["reason"] + ("" if resolution["passed"] else
+                                                            f"; what would decide it: {resolution['would_decide']}")),
+        "c4.twin_meets": "meets" if twin_on_text and twin_on_text[0]["meets_c4_check"] else "does not meet",
+        # the base the runs were simulated with, from their score files (through C4's record), not the config
+        "sim.theta": listing(number(int(theta)) for theta in sorted(set(claim["measured"]["rope_theta"].values()))),
+    }
+
+
+# ---- docs/results.md -----------------------------------------------------------------------------
+
+
+def c4_line(claims: dict) -> str:
+    """C4's verdict, and each causal layer's start deficit against its floor (the simulation's chunks split many
+    times), so that a reader sees how far from the bound each lies."""
+    measured = claims["C4"]["measured"]
+    layers = "; ".join(f"{run} " + ", ".join(f"L{layer} {md.value(row['start_deficit'], '+.4f')} "
+                                              f"({md.value(row['start_deficit_floor'], '.5f')})"
+                                              for layer, row in result["layers"].items())
+                       for run, result in {**measured["runs"], **measured["controls"]}.items())
+    return (f"{md.claim_line(claims, 'C4')}. Start deficit (its floor) by layer: {layers}; the floor from "
+            f"{measured['floor']['splits']} splits of each run's {max(measured['floor']['replicates'].values())} chunks.")

@@ -13,6 +13,8 @@ value here is one the C5 claims recorded; nothing is measured anew.
 
 from __future__ import annotations
 
+from behind_rope.claims import markdown as md
+from behind_rope.claims.format import model_name, models, number, parameter_count
 from behind_rope.claims.outcome import part_outcome
 
 C5_PARTS = ("C5a", "C5b", "C5c", "C5d")
@@ -104,3 +106,93 @@ def trend(values: list) -> str:
     if steps and all(step < 0 for step in steps):
         return "falls"
     return "mixed"
+
+
+# ---- the paper's values and table ----------------------------------------------------------------
+
+
+# (measure, table header, name in the text)
+LADDER_COLUMNS = (("structure", "structure", "structure"), ("magnitude", "magnitude", "magnitude"),
+                  ("first_keys", "first keys", "first keys (their size)"), ("direction", "direction", "direction"),
+                  ("reliability", "fig.~5 $r$", "fig. 5 reliability"))
+
+
+def ladder_table(claims: dict) -> str:
+    """The scale ladder: per model (smallest first) and decided layer, C5's four measures, the Figure 5 panel's
+    split-half reliability, and the model's C5a-C5d verdicts."""
+    rows = ladder_rows(claims)
+    lines = [r"\begin{tabular}{@{}lrrrrrrrc@{}}", r"\toprule",
+             "model & parameters & layer & " + " & ".join(header for _, header, _ in LADDER_COLUMNS)
+             + r" & C5a--d \\", r"\midrule"]
+    for k, row in enumerate(rows):
+        first = k == 0 or rows[k - 1]["model"] != row["model"]
+        if first and k:
+            lines.append(r"\addlinespace")
+        model = [model_name(row["model"]), f"{row['parameters'] / 1e6:,.0f}M".replace(",", "{,}")] if first else ["", ""]
+        cells = [number(row[key], 1 if key == "first_keys" else 3 if key == "direction" else 2) for key, _, _ in LADDER_COLUMNS]
+        verdicts = "".join(said[0] for said in row["verdicts"].values()) if first else ""  # P, F or U
+        lines.append(" & ".join([*model, str(row["layer"]), *cells, verdicts]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def _moves(before: dict, after: dict) -> str:
+    """'structure 0.62 to 0.71, magnitude ...': each measure's mean over the decided layers, before and after."""
+    return ", ".join(f"{name} {number(before[key])} to {number(after[key])}" for key, _, name in LADDER_COLUMNS)
+
+
+def ladder_values(claims: dict) -> dict[str, str]:
+    """The paper's sentences on the scale ladder, from the numbers: what changes between the sizes of one family,
+    and which measures move the same way along every model ordered by size."""
+    means = model_means(claims)
+    order = list(means)
+    family_sentences = []
+    for names in families(claims).values():
+        small, large = means[names[0]], means[names[-1]]
+        changed = [part for part in C5_PARTS if small["verdicts"][part] != large["verdicts"][part]]
+        verdicts = ("no verdict of C5a to C5d changes" if not changed else
+                    "; ".join(f"{part} goes from {small['verdicts'][part].lower()} to {large['verdicts'][part].lower()}"
+                              for part in changed))
+        family_sentences.append(
+            f"From {model_name(names[0])} to {model_name(names[-1])} ({large['parameters'] / small['parameters']:.1f} "
+            f"times the parameters, the same architecture), the means over the decided layers move so: "
+            f"{_moves(small, large)}; {verdicts}.")
+    trends = {name: trend([means[m][key] for m in order]) for key, _, name in LADDER_COLUMNS}
+    monotone = [f"{name} {how}" for name, how in trends.items() if how != "mixed"]
+    return {
+        "ladder.models": models(order),
+        "ladder.count": f"{number(len(order))} model{'s' if len(order) != 1 else ''}",
+        "ladder.largest": parameter_count(max(mean["parameters"] for mean in means.values())),
+        "ladder.family": " ".join(family_sentences) or "No two models here share an architecture.",
+        "ladder.trend": ("Along all the models, smallest to largest, "
+                         + (", ".join(monotone) + " with every step; the other measures go up and down."
+                            if monotone else "no measure moves the same way with every step in size.")),
+    }
+
+
+# ---- docs/results.md -----------------------------------------------------------------------------
+
+
+def results_table(claims: dict) -> str:
+    """The scale ladder (behind_rope.claims.ladder): claim C5's measures per model, smallest first, and decided layer."""
+    lines = ["| model | parameters (as loaded) | Figure 5 sequences | layer | structure (C5a) | magnitude (C5b) | "
+             "first keys, noise floors (C5c) | direction (C5d) | Figure 5 reliability | C5a / C5b / C5c / C5d |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ladder_rows(claims)
+    for k, row in enumerate(rows):
+        first = k == 0 or rows[k - 1]["model"] != row["model"]
+        verdicts = " / ".join(row["verdicts"].values())
+        lines.append(" | ".join([
+            f"| {row['model'] if first else ''}", f"{row['parameters'] / 1e6:,.0f}M" if first else "",
+            str(row["figure5_sequences"]) if first else "", str(row["layer"]), md.value(row["structure"], ".2f"),
+            md.value(row["magnitude"], ".3f"), md.value(row["first_keys"], "+.1f"), md.value(row["direction"], "+.3f"),
+            md.value(row["reliability"], ".2f"), verdicts if first else ""]) + " |")
+    means = model_means(claims)
+    lines += ["", "Means over the decided layers:", "",
+              "| model | structure | magnitude | first keys (their size) | direction | Figure 5 reliability |",
+              "|---|---|---|---|---|---|"]
+    for model, mean in means.items():
+        lines.append(f"| {model} | {md.value(mean['structure'], '.2f')} | {md.value(mean['magnitude'], '.3f')} | "
+                     f"{md.value(mean['first_keys'], '.1f')} | {md.value(mean['direction'], '+.3f')} | "
+                     f"{md.value(mean['reliability'], '.2f')} |")
+    return "\n".join(lines) + "\n"

@@ -24,8 +24,8 @@ def position_claims(args) -> None:
     import json
     from functools import cache
 
+    from behind_rope.claims.position import decide, score_gap
     from behind_rope.claims.summary import summary_lines
-    from behind_rope.position.claims import decide, score_gap
 
     patching = {Path(p).parent.name: atomic.read_json(p) for p in args.patching}
     # Keyed <source>/<run>: a claim that asks for a file the rule does not declare as input stops here, rather

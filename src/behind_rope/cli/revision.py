@@ -26,7 +26,7 @@ def recency(args) -> None:
 @step("revision-claims", "decide version 2's claims R0-R5 (results/claims/revision.json)", SETTINGS, OUTPUT,
       arg("--recency", nargs="+", required=True, help="results/revision/<setting>.json of every setting"))
 def revision_claims(args) -> None:
-    from behind_rope.revision.claims import decide, summary_lines
+    from behind_rope.claims.revision import decide, summary_lines
 
     files = {Path(path).stem: atomic.read_json(path) for path in args.recency}
     settings = args.settings

@@ -9,7 +9,7 @@ LLM (run = ``<inputs>_<mask>``); ``results/metrics/<source>/<run>.json`` summari
 
 from __future__ import annotations
 
-from behind_rope.config import SIMULATION, c5_runs, claim_arguments, seed_twins
+from behind_rope.config import SIMULATION, c5_runs, claim_arguments, seed_twins, weight_scale_reference
 from behind_rope.experiments.runs import (
     base_model,
     c3_twin_runs,
@@ -66,6 +66,13 @@ def checkpoint_input_files(config: dict, twin: str) -> dict[str, str]:
 def twin_files(twin: str) -> dict[str, str]:
     files = ("model.safetensors", "config.json", "training.json", "vocabulary.npy", "loss.csv", "metrics.json")
     return {name.split(".")[0]: RESULT_FILES["training"].format(twin=twin, file=name) for name in files}
+
+
+def train_inputs(config: dict, twin: str) -> dict[str, str]:
+    """What training a twin reads: the corpus's splits, and the weights of the twin whose scale it takes
+    (``weight_scale_of``), if any."""
+    reference = weight_scale_reference(config["training"]["twins"], twin)
+    return split_files(config) | ({"scale_reference": twin_files(reference)["model"]} if reference else {})
 
 
 def data_dir(config: dict) -> str:

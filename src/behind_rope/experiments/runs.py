@@ -150,7 +150,7 @@ def position_models(config: dict) -> list[str]:
 
 PAPER_CLAIMS = ("C1", "C2", "C3", "C4", *C5_CLAIMS)
 POSITION_CLAIMS = ("C6", "C7", "C8", "C9")
-REVISION_CLAIMS = ("R0", "R1", "R2", "R3", "R4", "R5")  # version 2's (behind_rope.revision.claims)
+REVISION_CLAIMS = ("R0", "R1", "R2", "R3", "R4", "R5")  # version 2's (behind_rope.claims.revision)
 
 
 def competence_twins(config: dict) -> list[str]:

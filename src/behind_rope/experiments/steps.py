@@ -7,7 +7,7 @@ other entry's defaults are filled in by behind_rope.config.validate before any o
 
 from __future__ import annotations
 
-from behind_rope.config import c5_runs, claim_arguments
+from behind_rope.config import c5_runs, claim_arguments, weight_scale_reference
 from behind_rope.experiments.paths import gram_files, llm_source
 from behind_rope.experiments.pins import llm_provenance
 from behind_rope.experiments.runs import (
@@ -52,10 +52,11 @@ def twin_settings(config: dict, twin: str) -> dict:
     size = {**training["model"], **spec.get("model", {}), "max_positions": config["data"]["seq_len"]}
     size["rope_theta"] = float(size["rope_theta"])
     train = {key: training[key] for key in TRAIN_KEYS}
+    reference = weight_scale_reference(training["twins"], twin)
     return {"twin": twin, "positional": spec["positional"], "size": size,
             "train": {**train, "steps": spec.get("steps", training["steps"]), "seed": spec.get("seed", config["seed"])},
             "stop_when": training["stop_when"], "device": training["device"], "dtype": training["dtype"],
-            "compile": training["compile"]}
+            "compile": training["compile"], **({"weight_scale_of": reference} if reference else {})}
 
 
 def checkpoint_input_settings(config: dict, twin: str) -> dict:

@@ -1,3 +1,3 @@
-"""The paper: the numbers, tables and prose parts generated from results/ (one module per group of
-claims), their formatting, and the LaTeX build.
+"""The paper: the numbers, tables and prose parts generated from results/ (each claim group's come from its
+module in behind_rope.claims) and the LaTeX build.
 """

@@ -1,4 +1,4 @@
-"""Where absolute position comes from (claims C6-C9): per-head statistics, position-0 patching, and the
-decisions of those claims (the two sources' components of a score matrix are a metric of every score
-file: behind_rope.maths.position_sources).
+"""Where absolute position comes from (claims C6-C9): per-head statistics and position-0 patching (the two
+sources' components of a score matrix are a metric of every score file: behind_rope.maths.position_sources).
+The claims are decided in behind_rope.claims.position.
 """

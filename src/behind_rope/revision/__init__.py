@@ -1,2 +1,2 @@
-"""Version 2 of the paper: its parameter-free stack, the recency probability (``stack``), and claims R0-R5
-decided on them with their write-up (``claims``)."""
+"""Version 2 of the paper: its parameter-free stack and the recency probability (``stack``), and the closed
+form of its rescaling; claims R0-R5 are decided in behind_rope.claims.revision."""

@@ -23,7 +23,7 @@ and a strict comparison would count each as a bias toward earlier keys; the half
 exactly 0.5 in expectation by symmetry.  Everything is computed in float64, and the share of ties is kept.
 A sequence's comparisons share its tokens, so the sequences are the independent draws: :func:`recency`
 keeps each sequence's frequency, and their covariance across layers, from which every standard error in
-behind_rope.revision.claims comes.
+behind_rope.claims.revision comes.
 """
 
 from __future__ import annotations

@@ -74,6 +74,23 @@ def weights(model) -> dict[str, torch.Tensor]:
     return {key: value.detach().cpu().contiguous() for key, value in model.state_dict().items() if key != "lm_head.weight"}
 
 
+def match_weight_scale(model, reference: dict[str, torch.Tensor]) -> dict[str, float]:
+    """Scale every weight tensor of ``model`` to the root mean square of the same tensor in ``reference`` (a trained
+    twin's :func:`weights`), keeping its direction; returns each tensor's factor.  An untrained twin scaled so
+    differs from the trained one in what training learned, not in the size of its weights and so of its logits.
+    A tensor that is all zeros stays so (it has no direction to scale)."""
+    factors = {}
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if name not in reference or reference[name].shape != parameter.shape:
+                raise ValueError(f"The reference weights have no tensor {name!r} of shape {tuple(parameter.shape)}: "
+                                 "weight_scale_of must name a twin of the same model.")
+            own, target = (float(t.float().pow(2).mean().sqrt()) for t in (parameter, reference[name]))
+            factors[name] = target / own if own > 0 else 1.0
+            parameter.mul_(factors[name])
+    return factors
+
+
 def save_twin(model, folder: str | Path, metadata: dict) -> None:
     """Weights in safetensors plus the model config and ``metadata``."""
     folder = Path(folder)

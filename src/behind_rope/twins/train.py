@@ -32,7 +32,7 @@ from safetensors.torch import load_file, save_file
 from behind_rope import atomic
 from behind_rope.atomic import atomic_dir
 from behind_rope.device import DTYPES, pick_device
-from behind_rope.twins.model import TwinSize, build_twin, load_weights, save_twin, weights
+from behind_rope.twins.model import TwinSize, build_twin, load_weights, match_weight_scale, save_twin, weights
 from behind_rope.twins.vocabulary import remap, twin_vocabulary, unigram_loss
 
 
@@ -247,7 +247,8 @@ def load_resume_state(folder: Path, model, optimizer, fingerprint: str) -> tuple
 
 def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_ids: np.ndarray, valid_ids: np.ndarray,
                resume_dir: str | Path, device: str = "auto", stop_after: int | None = None, progress: bool = True,
-               stop_when: StopWhen | None = None, dtype: str = "auto", code: str = "", compile_body: bool = False):
+               stop_when: StopWhen | None = None, dtype: str = "auto", code: str = "", compile_body: bool = False,
+               scale_like: dict[str, torch.Tensor] | None = None):
     """Train one twin; returns (model, history, summary), or None when interrupted by ``stop_after`` (tests).
 
     With ``stop_when``, the held-out loss is measured every ``stop_when.every`` steps (a ``valid_loss`` in
@@ -255,6 +256,8 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
     matrix products in bf16 under autocast, the weights and AdamW's state in float32, or all in float32.
     ``code`` (a digest of the training code) is part of what a checkpoint must match to be resumed.
     ``compile_body``: run the decoder body compiled (:func:`compiled_body`) in the training steps.
+    ``scale_like``: a trained twin's weights, whose tensors' scale the initial weights take
+    (:func:`behind_rope.twins.model.match_weight_scale`).
     """
     from tqdm import tqdm
 
@@ -262,11 +265,13 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
     dtype = training_dtype(device, dtype)
     resume_dir = Path(resume_dir)
     model = build_twin(size, positional, settings.seed).to(device).train()
+    if scale_like is not None:
+        match_weight_scale(model, scale_like)
     body = compiled_body(model, device) if compile_body else model.model
     optimizer = make_optimizer(model, settings)
     rule = asdict(stop_when) if stop_when else None
     fingerprint = json.dumps([positional, asdict(size), asdict(settings), rule, int(train_ids.sum()), train_ids.shape,
-                              str(dtype), code])
+                              str(dtype), code, scale_like is not None])
     start, history = load_resume_state(resume_dir, model, optimizer, fingerprint)
     train = torch.from_numpy(train_ids)
     evaluations = [(h["step"], h["valid_loss"]) for h in history if "valid_loss" in h]
@@ -329,7 +334,8 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
     return model.cpu().float(), history, summary
 
 
-def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, resume_dir: Path, code: str = "") -> dict:
+def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, resume_dir: Path, code: str = "",
+                   scale_reference: str | Path | None = None) -> dict:
     """Train the twin ``settings`` describe (experiments.steps.twin_settings) and write its folder atomically.
 
     The folder holds the weights (safetensors), its config, ``training.json`` (the settings it was
@@ -338,14 +344,20 @@ def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, res
     losses, the steps trained, throughput).  Whether the twin is sane is decided by claim C3.  ``code``, a digest
     of the training code (the rule passes its ``code`` param), keeps a checkpoint left by other code from being
     resumed: after an edit the step reruns, and resuming its finished checkpoint would train nothing.
+    ``scale_reference``: the model.safetensors of the twin named by the settings' ``weight_scale_of``.
     """
+    if bool(settings.get("weight_scale_of")) != (scale_reference is not None):
+        raise ValueError(f"{settings['twin']} takes the weight scale of {settings.get('weight_scale_of')!r}, but the "
+                         f"reference weights given are {scale_reference!r}: pass that twin's model.safetensors.")
+    scale_like = load_file(scale_reference) if scale_reference is not None else None
     size, train_settings = TwinSize(**settings["size"]), TrainSettings(**settings["train"])
     train_raw, valid_raw = np.load(train_path), np.load(valid_path)
     vocabulary = twin_vocabulary(train_raw, size.vocab_size)
     model, history, summary = train_twin(settings["positional"], size, train_settings, remap(train_raw, vocabulary),
                                          remap(valid_raw, vocabulary), resume_dir, settings["device"],
                                          stop_when=StopWhen(**settings["stop_when"]), dtype=settings["dtype"],
-                                         code=code, compile_body=settings["compile"])
+                                         code=code, compile_body=settings["compile"], scale_like=scale_like)
+    summary["weight_scale_of"] = settings.get("weight_scale_of")
     with atomic_dir(output_dir) as tmp:
         save_twin(model, tmp, {"twin": settings["twin"], "size": settings["size"], "settings": settings["train"]})
         np.save(tmp / "vocabulary.npy", vocabulary)
