@@ -381,11 +381,6 @@ def before_the_cap(seed: dict, cap: int) -> bool:
     return bool(seed["stopped_early"]) and seed["steps"] < cap
 
 
-def _mean(values) -> float:
-    values = [v for v in values if v is not None and v == v]
-    return sum(values) / len(values) if values else float("nan")
-
-
 def c3_values(claim: dict, args: dict, settings: dict) -> dict[str, str]:
     measured = claim["measured"]
     seeds, rules, controls = measured["seeds"], measured["probe"]["statistics"], measured["controls"]
@@ -416,7 +411,7 @@ def c3_values(claim: dict, args: dict, settings: dict) -> dict[str, str]:
     localities = [name for name in rules if name.startswith("locality_layer_")]
 
     def text_means(role):
-        return listing(number(_mean(seed[role][name] for seed in seeds.values())) for name in localities)
+        return listing(number(md.mean(seed[role][name] for seed in seeds.values())) for name in localities)
 
     layers = listing(name.removeprefix("locality_layer_") for name in localities)
     return {
@@ -554,7 +549,7 @@ def seeds_table(claim: dict, cap: int) -> str:
     lines += [r"\midrule", rf"\multicolumn{{{width}}}{{@{{}}l}}{{\emph{{Recorded: held-out text, mean over the seeds}}}} \\"]
     for role, label in (("text", "with the mask"), ("text_no_mask", "without the mask")):
         lines.append(rf"\multicolumn{{2}}{{@{{}}l}}{{{label}}} & "
-                     + " & ".join(number(_mean(seed[role][name] for seed in seeds.values())) for name in names) + r" & & \\")
+                     + " & ".join(number(md.mean(seed[role][name] for seed in seeds.values())) for name in names) + r" & & \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
