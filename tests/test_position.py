@@ -2,6 +2,8 @@
 per-head records on tiny models, and claims C6-C9 failing on synthetic or control inputs
 (behind_rope.maths.position_sources, position.heads, patching, claims)."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -349,6 +351,11 @@ def _two_groups(halves: dict) -> dict:
 FLOOR = {"floor_splits": 50, "floor_quantile": 0.5}
 
 
+def _with_metadata(files: dict, **metadata) -> dict:
+    """Score files' arrays as a claim reads them: each with the metadata a score file carries, as JSON text."""
+    return {run: arrays | {"metadata": np.array(json.dumps(metadata))} for run, arrays in files.items()}
+
+
 def _c6(no_mask_slope, probe_slope=1.0, probe_noise=0.01, sim_slope=0.9, sim_no_mask_slope=0.0, offset_slope=0.0,
         no_mask_noise=0.01):
     from behind_rope.claims.outcome import settle
@@ -359,7 +366,7 @@ def _c6(no_mask_slope, probe_slope=1.0, probe_noise=0.01, sim_slope=0.9, sim_no_
               "sim/no_mask": _per_head([sim_no_mask_slope] * 4, heads_per_layer=1)}
     arrays = {k: v if not k.startswith("sim") else {n: (a[..., 0, :] if a.ndim >= 3 else a) for n, a in v.items()}
               for k, v in arrays.items()}
-    return settle(claim_c6(arrays.get, lambda run: {"sequences": 16}, {"m": {"probe": "m/probe", "no_mask": "m/no_mask"}},
+    return settle(claim_c6(_with_metadata(arrays, sequences=16), {"m": {"probe": "m/probe", "no_mask": "m/no_mask"}},
                            {"probe": "sim/probe", "no_mask": "sim/no_mask"}, layers=[2, 3, 4], min_query=16,
                            min_slope_ratio=0.25, floor_multiple=2.0, min_head_share=0.5, min_layers=2,
                            min_resolvable_slope_ratio=0.25, **FLOOR))
@@ -440,7 +447,7 @@ def _c7(shares: dict, decided_by="m", spread: float = 0.02, sequences: int = 16,
                                              others=others if model == "m" else 1.0)
               for name, share in shares.items() for model in ("m", "x")}
     metrics = {run: _metrics([_row(first=2.0)] * 4) for run in files}
-    return claim_c7(files.get, lambda run: {"sequences": sequences}, metrics, runs, {"m": {}, "x": {}},
+    return claim_c7(_with_metadata(files, sequences=sequences), metrics, runs, {"m": {}, "x": {}},
                     layers=[2, 3, 4], replacement="bos_mean", decided_by=decided_by,
                     control_replacements=["late_mean", "bos_identity"], recorded_replacements=[],
                     min_fraction_removed=0.2, floor_multiple=2.0, min_resolvable_fraction=0.2, reading_fraction=0.4,
@@ -516,7 +523,7 @@ def _c8a(share: float, spread: float = 0.02, others: float = 1.0, sequences: int
 
     files = {"m/first": _paths(), "m.ntk2/first": _paths(share, spread, others=others)}
     metrics = {run: _metrics([_row(first=2.0)] * 4) for run in ("m/first", "m.ntk2/first", "s/ref", "s/ntk2")}
-    return settle(claim_c8a(files.get, lambda run: {"sequences": sequences}, metrics,
+    return settle(claim_c8a(_with_metadata(files, sequences=sequences), metrics,
                             {"m": {"1": "m/first", "2": "m.ntk2/first"}}, {"1": "s/ref", "2": "s/ntk2"}, layers=[2, 3, 4],
                             floor_multiple=2.0, min_resolvable_fall=0.2, **FLOOR))
 
@@ -542,7 +549,7 @@ def test_c8a_needs_ntk_to_cut_key_0s_signal_beyond_noise_and_not_the_other_keys(
 
 def _window_run(slopes, types, window=None, noise=0.01):
     arrays = _per_head(slopes, seq_len=40, noise=noise)
-    return arrays | {"metadata": {"layer_types": types, "sliding_window": window, "sequences": 8}}
+    return arrays | {"metadata": np.array(json.dumps({"layer_types": types, "sliding_window": window, "sequences": 8}))}
 
 
 def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_window():
@@ -553,9 +560,9 @@ def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_w
     from behind_rope.claims.outcome import settle
 
     def decide(min_query, control="s/long"):
-        return settle(claim_c8b(lambda run: runs[run], lambda run: runs[run]["metadata"],
-                                {"sliding": "g/long", "no_window": control}, {}, min_query=min_query, min_depth_correlation=0.5,
-                                floor_multiple=2.0, min_layer_share=0.5, min_resolvable_slope=0.25, **FLOOR))
+        return settle(claim_c8b(runs, {"sliding": "g/long", "no_window": control}, {}, min_query=min_query,
+                                min_depth_correlation=0.5, floor_multiple=2.0, min_layer_share=0.5,
+                                min_resolvable_slope=0.25, **FLOOR))
 
     assert decide(16)["passed"]
     assert decide(16)["measured"]["sliding"]["floor_multiple"] == 2.0  # the margin the figure's band draws

@@ -22,8 +22,10 @@ noise floor, and an effect counts only above ``floor_multiple`` noise floors.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -125,10 +127,10 @@ def positional_leakage_record(arrays: dict) -> dict:
             for layer, k in _layer_index(arrays).items()}
 
 
-def claim_c6(scores, metadata, runs: dict, simulation_runs: dict, layers, min_query: int, min_slope_ratio: float,
+def claim_c6(scores: Mapping, runs: dict, simulation_runs: dict, layers, min_query: int, min_slope_ratio: float,
              floor_multiple: float, min_head_share: float, min_layers: int, min_resolvable_slope_ratio: float,
              floor_splits: int, floor_quantile: float, **_) -> dict:
-    simulated = {role: slopes_with_floor(visible_log_z(scores(run)), min_query, floor_splits, floor_quantile,
+    simulated = {role: slopes_with_floor(visible_log_z(scores[run]), min_query, floor_splits, floor_quantile,
                                          key="log_z_visible")
                  for role, run in simulation_runs.items()}
     reference = simulated["probe"]["slope"]  # b_sim per layer (index = layer - 1)
@@ -139,7 +141,7 @@ def claim_c6(scores, metadata, runs: dict, simulation_runs: dict, layers, min_qu
 
     models = {}
     for model, pair in runs.items():
-        probe, no_mask = (mask_part_check(scores(run), sequences=metadata(run)["sequences"], **settings)
+        probe, no_mask = (mask_part_check(scores[run], sequences=_metadata(scores[run])["sequences"], **settings)
                           for run in (pair["probe"], pair["no_mask"]))
         for check in (probe, no_mask):
             check["outcome"] = part_outcome(check)
@@ -170,7 +172,7 @@ def claim_c6(scores, metadata, runs: dict, simulation_runs: dict, layers, min_qu
         "measured": {"models": models, "simulation": simulation, "min_query": min_query,
                      "min_slope_ratio": min_slope_ratio,  # the figure draws the threshold from it
                      # Recorded beside C6, deciding nothing: the follow-up line's own measure on the same runs.
-                     "positional_leakage": {model: {role: positional_leakage_record(scores(run))
+                     "positional_leakage": {model: {role: positional_leakage_record(scores[run])
                                                     for role, run in (("mask", pair["probe"]),
                                                                       ("no_mask", pair["no_mask"]))}
                                             for model, pair in runs.items()}},
@@ -315,17 +317,17 @@ def signals(arrays: dict, layers, other_keys: bool = False) -> dict:
     return {part: signal(part) for part in (*HALVES, "_groups")} | {"group_sizes": arrays["group_sizes"]}
 
 
-def claim_c7(scores, metadata, metrics: dict, runs: dict, identity_gaps: dict, layers, replacement: str,
+def claim_c7(scores: Mapping, metrics: dict, runs: dict, identity_gaps: dict, layers, replacement: str,
              decided_by: str, control_replacements, recorded_replacements, min_fraction_removed: float,
              floor_multiple: float, min_resolvable_fraction: float, reading_fraction: float, floor_splits: int,
              floor_quantile: float, **_) -> dict:
     models = {}
     for model, named in runs.items():
-        arrays = scores(named["original"])
+        arrays = scores[named["original"]]
         original = signals(arrays, layers)
         attention = key0_signal(arrays, layers, name="attention_path")
-        sequences = metadata(named["original"])["sequences"]
-        effects = {name: replacement_effect(original, signals(scores(run), layers), min_fraction_removed, floor_multiple,
+        sequences = _metadata(arrays)["sequences"]
+        effects = {name: replacement_effect(original, signals(scores[run], layers), min_fraction_removed, floor_multiple,
                                             min_resolvable_fraction, sequences, floor_splits, floor_quantile)
                    | {"first_key_ratio": _first_key_ratio(metrics, named["original"], run, layers)}
                    for name, run in named.items() if name != "original"}
@@ -333,7 +335,7 @@ def claim_c7(scores, metadata, metrics: dict, runs: dict, identity_gaps: dict, l
         # The control that reaches position 0: the same replacement, read on what the other keys carry.  Were the
         # cut a disruption of the whole pass rather than of position 0's part, their signal would be cut as much.
         other_keys = replacement_effect(signals(arrays, layers, other_keys=True),
-                                        signals(scores(named[replacement]), layers, other_keys=True),
+                                        signals(scores[named[replacement]], layers, other_keys=True),
                                         min_fraction_removed, floor_multiple, min_resolvable_fraction, sequences,
                                         floor_splits, floor_quantile)
         other_keys["cut_alike"] = other_keys["removes"] and cut_alike(
@@ -380,12 +382,14 @@ def claim_c7(scores, metadata, metrics: dict, runs: dict, identity_gaps: dict, l
     }
 
 
-def score_gap(path_a, path_b) -> float:
+def score_gap(arrays_a: Mapping, arrays_b: Mapping) -> float:
     """The largest absolute difference between the mean scores of two score files (NaN where masked)."""
-    from behind_rope.atomic import read_npz
+    return float(np.nanmax(np.abs(arrays_a["mean_scores"] - arrays_b["mean_scores"])))
 
-    a, b = read_npz(path_a)["mean_scores"], read_npz(path_b)["mean_scores"]
-    return float(np.nanmax(np.abs(a - b)))
+
+def _metadata(arrays: Mapping) -> dict:
+    """The metadata a score file carries, as JSON text (its token set, its sequences, its layers' types)."""
+    return json.loads(str(arrays["metadata"]))
 
 
 # --- C8 ---------------------------------------------------------------------------------------
@@ -429,18 +433,18 @@ def ntk_effect(original: dict, changed: dict, min_resolvable_fall: float, floor_
             "preconditions": effect["preconditions"]}
 
 
-def claim_c8a(scores, metadata, metrics: dict, runs: dict, simulation_runs: dict, layers, floor_multiple: float,
+def claim_c8a(scores: Mapping, metrics: dict, runs: dict, simulation_runs: dict, layers, floor_multiple: float,
               min_resolvable_fall: float, floor_splits: int, floor_quantile: float, **_) -> dict:
     models = {}
     for model, named in runs.items():
-        base = scores(named["1"])
-        sequences = metadata(named["1"])["sequences"]
+        base = scores[named["1"]]
+        sequences = _metadata(base)["sequences"]
         factors = {}
         for factor, run in named.items():
             if factor == "1":
                 continue
             row = {part: ntk_effect(signals(base, layers, other_keys=part == "other_keys"),
-                                    signals(scores(run), layers, other_keys=part == "other_keys"), min_resolvable_fall,
+                                    signals(scores[run], layers, other_keys=part == "other_keys"), min_resolvable_fall,
                                     floor_multiple, sequences, floor_splits, floor_quantile)
                    for part in ("key0", "other_keys")}
             # The control reaches what NTK changes: were the cut a change of every key's positional signal alike,
@@ -554,18 +558,18 @@ def slope_power(rows: list[dict], above: int, trend_holds: bool, floor_multiple:
         sequences=sequences, sequences_to_resolve=needed, layers_unresolved=unresolved)
 
 
-def claim_c8b(scores, metadata, runs: dict, simulation_runs: dict, min_query: int, min_depth_correlation: float,
+def claim_c8b(scores: Mapping, runs: dict, simulation_runs: dict, min_query: int, min_depth_correlation: float,
               floor_multiple: float, min_layer_share: float, min_resolvable_slope: float, floor_splits: int,
               floor_quantile: float, **_) -> dict:
-    checks = {role: {"model": run.split("/")[0], **window_depth(scores(run), metadata(run), min_query, min_depth_correlation,
-                                                                floor_multiple, min_layer_share, floor_splits,
-                                                                floor_quantile, min_resolvable_slope)}
+    checks = {role: {"model": run.split("/")[0],
+                     **window_depth(scores[run], _metadata(scores[run]), min_query, min_depth_correlation, floor_multiple,
+                                    min_layer_share, floor_splits, floor_quantile, min_resolvable_slope)}
               for role, run in runs.items()}
     for check in checks.values():
         check["outcome"] = part_outcome(check)
     simulation = {}
     for name, run in simulation_runs.items():  # recorded: the simulation's log Z past its window of 16 keys
-        arrays = scores(run)
+        arrays = scores[run]
         slopes = slopes_with_floor(visible_log_z(arrays), min(16, arrays["log_z"].shape[-1] - 2), floor_splits,
                                    floor_quantile, key="log_z_visible")
         simulation[name] = {"slope_by_layer": _floats(slopes["slope"]), "floor_by_layer": _floats(slopes["floor"])}
@@ -748,18 +752,18 @@ def claim_c9(patching: dict, runs: dict, sink_from_query: int, sink_min_attentio
     }
 
 
-def decide(metrics: dict, settings: dict, patching: dict, scores, metadata, score_gap) -> dict:
+def decide(metrics: dict, settings: dict, patching: dict, scores: Mapping) -> dict:
     """C6-C9 from the metrics files keyed ``<source>/<run>`` (experiments.steps.position_claims_settings names the
-    runs), claim C9's patching results by model, ``scores(run)`` and ``metadata(run)`` of a score file, and
-    ``score_gap(run_a, run_b)`` between two score files."""
+    runs), claim C9's patching results by model, and the arrays of the score files the claims read, keyed the same
+    way (a file's arrays are read when a claim first asks for them)."""
     claims, runs = settings["claims"], settings["position_runs"]
-    identity_gaps = {model: {name: score_gap(*pair) for name, pair in pairs.items()}
+    identity_gaps = {model: {name: score_gap(scores[a], scores[b]) for name, (a, b) in pairs.items()}
                      for model, pairs in runs["identity"].items()}
     return {
-        "C6": claim_c6(scores, metadata, runs["C6"], runs["C6_simulation"], **claims["C6"]),
-        "C7": claim_c7(scores, metadata, metrics, runs["C7"], identity_gaps, **claims["C7"]),
-        "C8a": claim_c8a(scores, metadata, metrics, runs["ntk"], runs["simulation_ntk"], **claims["C8"]),
-        "C8b": claim_c8b(scores, metadata, runs["window"], runs["simulation_window"], **claims["C8"]),
+        "C6": claim_c6(scores, runs["C6"], runs["C6_simulation"], **claims["C6"]),
+        "C7": claim_c7(scores, metrics, runs["C7"], identity_gaps, **claims["C7"]),
+        "C8a": claim_c8a(scores, metrics, runs["ntk"], runs["simulation_ntk"], **claims["C8"]),
+        "C8b": claim_c8b(scores, runs["window"], runs["simulation_window"], **claims["C8"]),
         "C9": claim_c9(patching, runs["C9"], **claims["C9"]),
     }
 

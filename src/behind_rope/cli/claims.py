@@ -4,6 +4,7 @@ results/claims/revision.json)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from behind_rope import atomic
@@ -21,32 +22,38 @@ def _metrics(paths) -> dict:
       arg("--scores", nargs="+", required=True,
           help="results/scores/<source>/<run>.npz: the score files the claims read directly (no other is read)"))
 def position_claims(args) -> None:
-    import json
-    from functools import cache
-
-    from behind_rope.claims.position import decide, score_gap
+    from behind_rope.claims.position import decide
     from behind_rope.claims.summary import summary_lines
 
     patching = {Path(p).parent.name: atomic.read_json(p) for p in args.patching}
-    # Keyed <source>/<run>: a claim that asks for a file the rule does not declare as input stops here, rather
-    # than read a file Snakemake neither orders before this step nor stages to a cluster node.
-    files = {f"{Path(p).parent.name}/{Path(p).stem}": Path(p) for p in args.scores}
-
-    def declared(run) -> Path:
-        if run not in files:
-            raise KeyError(f"claims C6-C9 read the score file of {run!r}, which the rule's input does not declare "
-                           "(experiments.paths.position_claims_score_files)")
-        return files[run]
-
-    @cache
-    def scores(run):
-        return atomic.read_npz(declared(run))
-
-    result = decide(_metrics(args.metrics), args.settings, patching, scores,
-                    lambda run: json.loads(str(scores(run)["metadata"])),
-                    lambda a, b: score_gap(declared(a), declared(b)))
+    result = decide(_metrics(args.metrics), args.settings, patching, ScoreFiles(args.scores))
     atomic.write_json(args.output, result)
     print("\n".join(summary_lines(result)))
+
+
+class ScoreFiles(Mapping):
+    """The score files a step declares, keyed ``<source>/<run>``, each read when first asked for and kept.
+
+    A claim that asks for a file the rule does not declare as input stops here, rather than read a file Snakemake
+    neither orders before the step nor stages to a cluster node."""
+
+    def __init__(self, paths):
+        self.paths = {f"{Path(p).parent.name}/{Path(p).stem}": Path(p) for p in paths}
+        self.read: dict[str, dict] = {}
+
+    def __getitem__(self, run: str) -> dict:
+        if run not in self.paths:
+            raise KeyError(f"claims C6-C9 read the score file of {run!r}, which the rule's input does not declare "
+                           "(experiments.paths.position_claims_score_files)")
+        if run not in self.read:
+            self.read[run] = atomic.read_npz(self.paths[run])
+        return self.read[run]
+
+    def __iter__(self):
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
 
 
 @step("competence", "whether one twin uses the order of its context (claim C3's competence precondition)", SETTINGS,
