@@ -301,7 +301,7 @@ def _llm_run(reliabilities, layer_types=None, deficit=-0.1):
             row["layer_type"] = layer_types[layer - 1]
         layers.append(row)
     metadata = {"sequences": 16, "seq_len": 1024, "dtype": "float32", "device": "cpu", "token_set": {"sampling": "documents"}}
-    return {"metadata": metadata, "layers": layers}
+    return {"metadata": metadata, "layers": layers, "noise_floor": {"splits": 500, "quantile": 0.5, "groups": 16}}
 
 
 C5 = {"C5a": dict(layers=[1, 2, 3, 4], min_reliability=0.5, min_layers=2),

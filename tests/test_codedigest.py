@@ -54,11 +54,37 @@ def test_the_digest_follows_the_code(tmp_path, monkeypatch, kept):
         with monkeypatch.context() as second_start:
             second_start.setattr(codedigest, "step_modules", None)  # nothing is worked out: it would fail
             assert {step: codedigest.step_code(step) for step in before} == before
-    (package / "twins" / "gram.py").write_text((package / "twins" / "gram.py").read_text() + "\n# changed\n")
-    (package / "figures" / "plotting.py").write_text((package / "figures" / "plotting.py").read_text() + "\n# changed\n")
+    (package / "twins" / "gram.py").write_text((package / "twins" / "gram.py").read_text() + "\nCHANGED = 1\n")
+    (package / "figures" / "plotting.py").write_text((package / "figures" / "plotting.py").read_text() + "\nCHANGED = 1\n")
     fresh()
     after = {step: codedigest.step_code(step) for step in before}
     assert after["gram"] != before["gram"]
     assert after["simulate"] == before["simulate"] and after["claims"] == before["claims"]
     assert codedigest.script_code(script) != before_script  # the script draws with figures.plotting
     fresh()
+
+
+def test_a_comment_a_docstring_or_a_layout_change_reruns_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    package = tmp_path / "behind_rope"
+    shutil.copytree(ROOT / "src" / "behind_rope", package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(codedigest, "PACKAGE_DIR", package)
+
+    def digests():
+        for cached in (codedigest._parse, codedigest._module_imports, codedigest.package_fingerprint,
+                       codedigest._kept_digests):
+            cached.cache_clear()
+        return {step: codedigest.step_code(step) for step in ("metrics", "claims", "simulate")}
+
+    before = digests()
+    metrics = package / "maths" / "metrics.py"
+    text = metrics.read_text()
+    edited = (text.replace('"""Subtract from every diagonal', '"""Take away from every diagonal', 1)  # a docstring
+              .replace("    seq_len = scores.shape[-1]\n", "    seq_len = scores.shape[ -1 ]  # a comment\n", 1)  # layout
+              + "\n# a comment at the end\n")
+    assert edited.count("Take away") == 1 and "# a comment\n" in edited
+    metrics.write_text(edited)
+    assert digests() == before
+    metrics.write_text(edited.replace("minlength=2 * seq_len - 1)", "minlength=2 * seq_len)", 1))  # what it does
+    after = digests()
+    assert after["metrics"] != before["metrics"] and after["simulate"] == before["simulate"]

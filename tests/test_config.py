@@ -294,3 +294,25 @@ def test_what_the_score_runs_record_of_a_token_set_leaves_its_tokens_alone():
     # The score runs of a pretrained LLM declare how their tokens were drawn (the claims read it); a twin's have none.
     assert token_set_files(config, "gemma3.bos_mean", "first") == ["results/inputs/gemma3/first.json"]
     assert token_set_files(config, "nope", "random") == []
+
+
+def test_nested_command_line_values_are_read_as_yaml_as_a_config_files_are():
+    from behind_rope.config import typed_command_line
+
+    # What Snakemake hands over for --config simulation='{batch_size: 100, alphas: [0.0, 0.5]}' llm=... seed=3
+    given = {"simulation": {"batch_size": "100", "alphas": ["0.0", "0.5"], "name": "rope"}, "seed": 3,
+             "llm": {"dtype": "auto", "models": ["smollm2"], "device": "null", "batch_size": "auto"}}
+    assert typed_command_line(given) == {
+        "simulation": {"batch_size": 100, "alphas": [0.0, 0.5], "name": "rope"}, "seed": 3,
+        "llm": {"dtype": "auto", "models": ["smollm2"], "device": None, "batch_size": "auto"}}
+    assert typed_command_line({"note": "100"}) == {"note": "100"}  # a top-level value is Snakemake's to type
+
+
+def test_a_nested_command_line_value_is_checked_as_its_yaml_value(tmp_path):
+    from conftest import copy_workflow, snakemake
+
+    workdir = copy_workflow(tmp_path / "workflow")
+    assert snakemake(workdir, "-n", "--config", "simulation={batch_size: 100}", check=False).returncode == 0
+    refused = snakemake(workdir, "-n", "--config", "simulation={batch_size: 1}", check=False)
+    assert refused.returncode != 0
+    assert "'simulation.batch_size' is 1, but it must be an integer >= 2" in refused.stdout + refused.stderr

@@ -398,3 +398,20 @@ def test_the_score_capture_makes_no_cyclic_garbage(architecture):
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_a_run_that_keeps_its_groups_has_the_same_means_and_each_groups_own_mean_scores():
+    model = tiny_model("llama")
+    tokens = torch.randint(0, 64, (20, 10), generator=torch.Generator().manual_seed(2))
+    plain = record_scores(model, tokens.split(3), range(2)).result()
+    grouped = record_scores(model, tokens.split(3), range(2), score_groups=True).result()
+    for key in ("mean_scores", "half_a", "half_b"):
+        np.testing.assert_allclose(grouped[key], plain[key], rtol=1e-12, atol=1e-12)
+    # 20 sequences in 16 groups: sequence k in group k mod 16, so groups 0-3 hold two sequences, the others one.
+    assert grouped["score_group_sizes"].tolist() == [2] * 4 + [1] * 12
+    entries = grouped["score_group_entries"]
+    assert np.isfinite(plain["mean_scores"][0].ravel()[entries]).all() and len(entries) == 10 * 11 // 2
+    for group in (0, 5):
+        alone = record_scores(model, [tokens[group::16]], range(2)).result()["mean_scores"]
+        own = grouped["score_group_deviations"][:, group] + grouped["mean_scores"].reshape(2, -1)[:, entries]
+        np.testing.assert_allclose(own, alone.reshape(2, -1)[:, entries], atol=2e-3 * np.nanmax(np.abs(alone)))  # float16 deviations

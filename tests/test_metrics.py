@@ -137,3 +137,67 @@ def test_a_floor_from_many_splits_is_a_quantile_of_the_split_half_gaps_and_shrin
     # The gap of one split of equal halves estimates the noise of the mean: sd / sqrt(n), here 1 / sqrt(20).
     assert 0.5 / 20**0.5 < split_half_floor(noisy, sizes, splits=400, quantile=0.5) < 1.5 / 20**0.5
     assert np.isnan(split_half_floor([0.3], [100], splits=10, quantile=0.95))
+
+
+def _grouped_run(group_means: np.ndarray, sizes=None) -> dict:
+    """A score file's arrays for runs whose 16 groups have the mean scores ``group_means`` (groups, S, S), as the
+    recorder writes them with score_groups: the halves are the even and the odd groups."""
+    sizes = np.full(len(group_means), 4) if sizes is None else np.asarray(sizes)
+    mean = np.tensordot(sizes / sizes.sum(), group_means, axes=1)
+    halves = [np.tensordot(sizes[part] / sizes[part].sum(), group_means[part], axes=1) for part in (slice(0, None, 2),
+                                                                                                    slice(1, None, 2))]
+    entries = np.flatnonzero(np.isfinite(mean))
+    deviations = (group_means.reshape(len(group_means), -1)[:, entries] - mean.ravel()[entries]).astype(np.float16)
+    return {"mean_scores": mean[None], "half_a": halves[0][None], "half_b": halves[1][None],
+            "score_group_deviations": deviations[None], "score_group_entries": entries, "score_group_sizes": sizes}
+
+
+def _noise_metrics(data: dict, measures) -> dict:
+    noise = metrics.SplitNoise.of(data, 0, measures)
+    mean, half_a, half_b = data["mean_scores"][0], data["half_a"][0], data["half_b"][0]
+    return metrics.spread_ratio(mean, half_a, half_b, measures, noise) | metrics.first_keys(mean, half_a, half_b,
+                                                                                            measures, noise)
+
+
+def test_a_noise_floor_from_many_splits_sees_noise_that_one_split_misses():
+    """Groups whose noise cancels between the even and the odd ones: the one split (the halves) sees none, many
+    splits see it.  The floor of C5b's spread ratio and of C5c's first keys must come from the splits."""
+    import dataclasses
+
+    from conftest import default_measures
+
+    measures = dataclasses.replace(default_measures(), drawn_grid=16)  # panels of 4 x 4 tokens, as at S = 1,024
+    seq_len, rng = 64, np.random.default_rng(3)
+    causal = np.where(np.tril(np.ones((seq_len, seq_len), dtype=bool)), 1.0, np.nan)
+    pattern = causal * np.exp(-np.subtract.outer(np.arange(seq_len), np.arange(seq_len)).clip(0) / 5.0)
+    pairs = rng.normal(size=(8, seq_len, seq_len))
+    group_means = pattern + 0.2 * np.repeat(pairs, 2, axis=0) * causal  # group 2j == group 2j + 1
+    data = _grouped_run(group_means)
+    one_split = _noise_metrics({k: v for k, v in data.items() if not k.startswith("score_group")}, measures)
+    many = _noise_metrics(data, measures)
+    assert max(one_split[key] for key in ("noise_spread_ratio", "first_keys_noise", "sink_noise")) < 1e-6
+    assert many["noise_spread_ratio"] > 0.05 and many["first_keys_noise"] > 1e-3 and many["sink_noise"] > 1e-3
+    assert many["spread_ratio"] == one_split["spread_ratio"]  # the statistic itself is the mean's, as before
+    # Two groups are the two halves: every split is that split, and the floor is the one split's noise.
+    two = _grouped_run(np.stack([group_means[0], group_means[2]]), sizes=[8, 8])
+    with_splits, halves = _noise_metrics(two, measures), _noise_metrics(
+        {k: v for k, v in two.items() if not k.startswith("score_group")}, measures)
+    for key in ("noise_spread_ratio", "first_keys_noise", "sink_noise"):
+        assert with_splits[key] == pytest.approx(halves[key], rel=2e-3)  # the deviations are float16
+
+
+def test_the_metrics_say_how_their_noise_was_taken():
+    from conftest import default_measures
+
+    measures = default_measures()
+    grouped = _grouped_run(np.random.default_rng(0).normal(size=(16, 8, 8)))
+    assert metrics.noise_floor_record(grouped, measures) == {"splits": measures.floor_splits,
+                                                              "quantile": measures.floor_quantile, "groups": 16}
+    assert metrics.noise_floor_record({"mean_scores": grouped["mean_scores"]}, measures)["splits"] == 1
+
+
+def test_block_means_of_a_stack_are_each_matrixs_own():
+    from behind_rope.maths.blocks import block_mean
+
+    stack = np.random.default_rng(1).normal(size=(3, 10, 10)) * CAUSAL[:10, :10]
+    np.testing.assert_array_equal(block_mean(stack, 4), np.stack([block_mean(m, 4) for m in stack]))

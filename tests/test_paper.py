@@ -293,6 +293,10 @@ def test_the_pdf_holds_every_figure_and_the_claims(smoke_run):
     assert "Built at the smoke scale" in text
     assert "??" not in text  # every reference resolved, the per-model figures' generated ones too
     assert (smoke_run / "results" / "logs" / "paper" / "latexmk.log").read_text().count("Output written on") >= 1
+    # Nothing wider than the page: the generated tables fit the text's width.
+    overfull = re.findall(r"^Overfull \\hbox .*$", (smoke_run / "paper" / "build" / "latex" / "main.log").read_text(
+        errors="replace"), flags=re.MULTILINE)
+    assert overfull == []
 
 
 def test_the_docs_claims_tables_come_from_the_claims_file(smoke_run, tmp_path):

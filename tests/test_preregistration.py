@@ -97,6 +97,44 @@ def test_criterion_commit_is_the_last_commit_that_changed_the_claim(tmp_path):
     assert criterion_commits(repo, PATHS) == {"A": second[:12], "B": third[:12]}
 
 
+def test_the_registration_hash_changes_with_every_deciding_value_and_with_nothing_else():
+    from behind_rope.claims.preregistration import registration_hash, registration_paths
+
+    config = load_yaml(CONFIG) | load_yaml(CLAIMS) | {"seed": 0, "resources": {"training": {"threads": 1}}}
+    assert registration_paths(config) == sorted(set(PATHS["A"] + PATHS["B"]))
+    base = registration_hash(config)
+    changed = [
+        CLAIMS.replace("min_locality: 0.9", "min_locality: 0.8"),  # a criterion
+        CLAIMS.replace("[a1, a2]", "[a1, a3]"),  # a run
+        CLAIMS.replace("report_from: 2", "report_from: 3"),  # a recorded check's constant
+        CLAIMS.replace("block_grid: 32", "block_grid: 16"),  # a shared measure
+    ]
+    for text in changed:
+        assert registration_hash(load_yaml(CONFIG) | load_yaml(text) | {"seed": 0}) != base, text
+    assert registration_hash(config | {"seed": 1}) != base  # the seed that draws every input
+    assert registration_hash(config | {"training": {"steps": 301, "learning_rate": 0.001}}) != base  # a depends_on key
+    # Not deciding: the learning rate no claim names, the threads, a comment, the order of the keys.
+    assert registration_hash(config | {"training": {"steps": 300, "learning_rate": 0.01}}) == base
+    assert registration_hash(config | {"resources": {"training": {"threads": 8}}}) == base
+    reordered = load_yaml(CONFIG) | load_yaml("# a comment\n" + CLAIMS.replace("measures:\n  block_grid: 32\n", "")
+                                              + "measures: {block_grid: 32}\n") | {"seed": 0}
+    assert registration_hash(reordered) == base
+
+
+def test_a_run_names_its_registration_with_the_commit_and_date_that_fixed_it(tmp_path):
+    from behind_rope.claims.preregistration import REGISTRATION, registration, registration_paths
+
+    repo = make_repo(tmp_path)
+    first = first_config(repo)
+    commit(repo, {"config/config.yaml": CONFIG.replace("0.001", "0.002")}, "a learning rate no claim reads")
+    config = load_yaml(CONFIG) | load_yaml(CLAIMS)
+    fixed = criterion_commits(repo, {REGISTRATION: registration_paths(config)})[REGISTRATION]
+    assert fixed == first[:12]
+    named = registration(repo, config, fixed)
+    assert named["commit"] == first[:12] and named["date"] == git(repo, "show", "-s", "--format=%cs", first)
+    assert registration(repo, config, "uncommitted")["date"] is None
+
+
 def test_kept_versions_give_the_same_commits_and_follow_the_history(tmp_path):
     """The parsed versions kept by object id answer as parsing does; a new commit adds its version, and a
     file that is not JSON is parsed past, not trusted."""

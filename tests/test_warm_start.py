@@ -101,8 +101,10 @@ def test_a_killed_job_takes_its_step_with_it(server, tmp_path):
 
 
 def test_the_server_ends_with_the_run_that_started_it(tmp_path):
-    """A Snakemake killed outright runs no onerror: its server notices, and ends (removing its socket)."""
-    socket_path = tmp_path / "socket"
+    """A Snakemake killed outright runs no onerror: its server notices, and ends, removing its socket and the
+    temporary folder that holds it."""
+    (tmp_path / f"{warm_start.FOLDER_PREFIX}x").mkdir()
+    socket_path = tmp_path / f"{warm_start.FOLDER_PREFIX}x" / "socket"
     starts_a_server = ("import os, subprocess, sys, time; subprocess.Popen([sys.executable, '-m', "
                        f"'behind_rope.pipeline.warm_start', {str(socket_path)!r}, str(os.getpid())]); time.sleep(600)")
     run = subprocess.Popen([sys.executable, "-c", starts_a_server], env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
@@ -112,6 +114,6 @@ def test_the_server_ends_with_the_run_that_started_it(tmp_path):
     assert socket_path.exists()
     run.kill()
     run.wait()
-    while socket_path.exists() and time.monotonic() < deadline:
+    while socket_path.parent.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not socket_path.exists()
+    assert not socket_path.parent.exists()

@@ -35,20 +35,43 @@ def test_every_figure_claim_log_and_benchmark_is_written(smoke_run):
     position = json.loads((smoke_run / "results" / "claims" / "position.json").read_text())
     revision = json.loads((smoke_run / "results" / "claims" / "revision.json").read_text())
     assert all(revision[name]["measured"] == claims[name]["measured"] for name in revision)
-    # claims.json adds, to each, its pre-registered quote, the commit of its criterion and its outcome (and, when
-    # UNDECIDED, what would decide it)
-    added = ("paper", "criterion_commit", "outcome", "undecided")
+    # claims.json adds, to each, its pre-registered quote, the commit of its criterion, the registration it is decided
+    # by and its outcome (and, when UNDECIDED, what would decide it)
+    added = ("paper", "criterion_commit", "registration", "outcome", "undecided")
     assert position == {name: {k: v for k, v in claims[name].items() if k not in added} for name in ("C6", "C7", "C8a", "C8b", "C9")}
     assert all(isinstance(c["passed"], bool) and c["threshold"] for c in claims.values())
     assert all(c["outcome"] in ("PASS", "FAIL", "UNDECIDED") for c in claims.values())
     # A copy of the workflow is not a git checkout: nothing can say which commit wrote a criterion.
     assert {c["criterion_commit"] for c in claims.values()} == {"unknown"}
+    registrations = {json.dumps(c["registration"]) for c in claims.values()}  # one for every claim, its hash known
+    assert len(registrations) == 1 and len(claims["C1"]["registration"]["hash"]) == 16
+    assert claims["C1"]["registration"]["commit"] == "unknown"
     assert set(claims["C3"]["measured"]["seeds"]) == {"nope", "nope_seed1"}  # the smoke scale's two seeds
     assert claims["C1"]["passed"]  # the derivation and Monte-Carlo run do not shrink at smoke scale
     assert (smoke_run / "results" / "logs" / "derivation.log").exists()
     for heavy in ("derivation.tsv", "theory_monte_carlo.tsv", "simulate/rope_causal_alpha0.0.tsv", "train/nope.tsv",
                   "scores/smollm2/text_causal.tsv", "scores/nope_seed1/random_causal.tsv", "gram/nope_seed1.tsv"):
         assert (smoke_run / "results" / "benchmarks" / heavy).exists()
+
+
+def test_every_claim_with_a_noise_floor_records_its_splits_and_quantile(smoke_run):
+    claims = json.loads((smoke_run / "results" / "claims.json").read_text())
+
+    def floors(value):
+        if isinstance(value, dict):
+            if "splits" in value and "quantile" in value:
+                yield value
+            for inner in value.values():
+                yield from floors(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                yield from floors(inner)
+
+    for name in ("C4", "C5b", "C5c", "C6", "C7", "C8a", "C8b", "C9"):
+        assert any(floor["splits"] >= 10 and 0 < floor["quantile"] < 1 for floor in floors(claims[name])), name
+    # C5b and C5c from the groups their runs kept: at the smoke scale's 4 sequences, 4 groups of one
+    for name in ("C5b", "C5c"):
+        assert {r["groups"] for r in claims[name]["measured"]["noise_floor"]["by_model"].values()} == {4}
 
 
 def test_simulation_files_hold_masked_means_and_halves(smoke_run):
@@ -129,13 +152,25 @@ POSITION_FIGURES = {name for name in CLAIMS_FIGURES if "results/claims/position.
 def test_editing_a_library_module_reruns_exactly_the_steps_that_import_it(smoke_run, module, rules):
     path = smoke_run / "src" / "behind_rope" / module
     original = path.read_text() if path.exists() else None
-    path.write_text((original or "") + "\n# a change\n")
+    path.write_text((original or "") + "\nA_CHANGE = 1\n")  # a change of what the module does
     try:
         plan = snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run")
     finally:
         path.write_text(original) if original is not None else path.unlink()
     assert planned_rules(plan) == rules, plan.stdout + plan.stderr
     assert "Nothing to be done" in snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run").stdout
+
+
+def test_a_comment_or_a_docstring_in_a_library_module_reruns_nothing(smoke_run):
+    path = smoke_run / "src" / "behind_rope" / "maths" / "metrics.py"
+    original = path.read_text()
+    path.write_text(original.replace('"""Subtract from every diagonal', '"""Take away from every diagonal', 1)
+                    + "\n# a comment\n")
+    try:
+        plan = snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--dry-run")
+    finally:
+        path.write_text(original)
+    assert "Nothing to be done" in plan.stdout, plan.stdout + plan.stderr
 
 
 @pytest.mark.parametrize("alias", ["fig1", "fig2", "fig3", "fig4", "fig5"])

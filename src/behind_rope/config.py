@@ -76,6 +76,25 @@ def merge(base: dict, overlay: dict) -> dict:
     return base
 
 
+def typed_command_line(overrides: dict) -> dict:
+    """The ``--config`` values as YAML reads them.  Snakemake types a top-level value, but reads a nested one
+    with YAML's base loader, which leaves every value inside it as text (``simulation='{batch_size: 100}'``
+    gives ``{'batch_size': '100'}``): each such text is read again as a YAML scalar."""
+    def typed(value, nested: bool):
+        if isinstance(value, dict):
+            return {key: typed(inner, True) for key, inner in value.items()}
+        if isinstance(value, list):
+            return [typed(inner, True) for inner in value]
+        if nested and isinstance(value, str) and value.strip():
+            try:
+                return load_yaml(value)
+            except yaml.YAMLError:
+                return value
+        return value
+
+    return {key: typed(value, False) for key, value in overrides.items()}
+
+
 # The files every run reads, in order (the Snakefile's `configfile:` lines); --configfile overlays go on top.
 BASE_FILES = ("config/config.yaml", "config/claims.yaml")
 
@@ -117,6 +136,10 @@ class TokenSet:
     leakage: bool = False
     # also the early queries' attention outputs and key 0's part of them (claim C7)
     value_paths: bool = False
+    # also each of the 16 groups' mean scores (sequence k in group k mod 16), as its difference from the run's mean
+    # in float16 (about 70 MB a run at 4 layers of 1,024 tokens): the noise floors of claims C5b and C5c, from
+    # many splits of the groups into halves
+    score_groups: bool = False
     # the models whose runs read it, of those in llm.models (default: every one); the inputs step draws
     # every set for every model all the same, as tokenizing costs next to nothing
     models: list[str] | None = None

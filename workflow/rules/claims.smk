@@ -74,7 +74,11 @@ rule claims:
         code=step_code("claims"),
         # With the commit that last changed each claim's criterion (read with git when the workflow is
         # parsed), so committing a criterion rewrites claims.json.
-        settings=settings(steps.claims_settings, criterion_commits=CRITERION_COMMITS),
+        settings=settings(
+            steps.claims_settings,
+            criterion_commits=CRITERION_COMMITS,
+            registration=REGISTERED,
+        ),
     shell:
         "python -m behind_rope claims --settings {params.settings:q} --derivation {input.derivation}"
         " --monte-carlo {input.monte_carlo} --metrics {input.metrics} --training {input.training}"
@@ -96,4 +100,9 @@ use rule claims as extended_claims with:
         "results/benchmarks/extended_claims.tsv"
     params:
         code=step_code("claims"),
-        settings=rule_helpers.settings(EXTENDED_CONFIG, steps.claims_settings, criterion_commits=CRITERION_COMMITS),
+        settings=rule_helpers.settings(
+            EXTENDED_CONFIG,
+            steps.claims_settings,
+            criterion_commits=CRITERION_COMMITS,
+            registration=REGISTERED,
+        ),

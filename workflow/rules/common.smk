@@ -19,9 +19,15 @@ os.environ.update(
 )
 
 from behind_rope import atomic
-from behind_rope.claims.preregistration import criterion_commits, deciding_paths
+from behind_rope.claims.preregistration import (
+    REGISTRATION,
+    criterion_commits,
+    deciding_paths,
+    registration,
+    registration_paths,
+)
 from behind_rope.claims.summary import print_summary
-from behind_rope.config import ConfigError, claim_arguments, validate
+from behind_rope.config import ConfigError, claim_arguments, merge, typed_command_line, validate
 from behind_rope.experiments import paths, pins, runs, steps
 from behind_rope.figures import table as figure_table
 from behind_rope.paper.document import settings_from_config as paper_settings
@@ -41,6 +47,8 @@ os.environ.update(job_environment())
 Path(".snakemake").mkdir(exist_ok=True)
 
 try:
+    # --config's nested values come as text; read them as YAML, as a config file's are.
+    merge(config, typed_command_line(workflow.config_settings.config or {}))
     validate(config)
     SECTIONS, EVERY_FIGURE = figure_table.load(config)
     # all and the paper build FIGURES; the extended target the others (workflow/figures.yaml's extended ones)
@@ -66,9 +74,11 @@ settings = partial(rule_helpers.settings, config)
 # versions of the config it parses are kept in Snakemake's folder for the next start.
 CRITERION_COMMITS = criterion_commits(
     Path(workflow.basedir),
-    {name: deciding_paths(config, name) for name in config["claims"]},
+    {name: deciding_paths(config, name) for name in config["claims"]} | {REGISTRATION: registration_paths(config)},
     kept=Path(".snakemake") / "behind_rope_criteria_yaml.json",
 )
+# The registration every claim is decided by: the hash of all deciding values, and the commit that fixed them.
+REGISTERED = registration(Path(workflow.basedir), config, CRITERION_COMMITS.pop(REGISTRATION))
 TWINS = config["training"]["twins"]
 # The twins trained here, and those read from a checkpoint (behind_rope.twins.checkpoint).
 TRAINED = runs.trained_twins(config)

@@ -51,13 +51,16 @@ class ScoreRecorder:
 
     The per-head sums and the value paths are kept by group too: sequence k goes to group k mod
     ``GROUPS``, so that a claim's noise floor can come from many splits of the groups into halves rather
-    than from one (behind_rope.maths.splits); the even groups are half A, the odd ones half B.
+    than from one (behind_rope.maths.splits); the even groups are half A, the odd ones half B.  With
+    ``score_groups`` the score sums themselves are kept by group, and the result holds each group's mean scores
+    as their difference from the run's mean, at the entries the mean has (what a split into halves needs).
     """
 
     GROUPS = 16  # even, so that the halves are unions of groups
 
     def __init__(self, layers: Iterable[int], keep_raw: bool = False, per_head: bool = False, stop: bool = True,
-                 query_offsets: bool = False, value_paths: bool = False, leakage: bool = False):
+                 query_offsets: bool = False, value_paths: bool = False, leakage: bool = False,
+                 score_groups: bool = False):
         if query_offsets and not per_head:
             raise ValueError("query_offsets are per head: they need per_head")
         if leakage and not query_offsets:
@@ -69,6 +72,7 @@ class ScoreRecorder:
         self.query_offsets = query_offsets
         self.value_paths = value_paths
         self.leakage = leakage
+        self.parts = self.GROUPS if score_groups else 2  # the score sums' parts: sequence k in part k mod parts
         self.path_sums: dict[int, dict[str, torch.Tensor]] = {}  # (groups, early queries, heads x head_dim), with value_paths
         self.head_scores: dict[int, torch.Tensor] = {}  # (heads, S, S) per layer, with leakage
         self.sums: dict[int, torch.Tensor] = {}
@@ -96,13 +100,13 @@ class ScoreRecorder:
         if allowed is None:
             allowed = torch.ones(1, 1, queries, keys, dtype=torch.bool, device=query.device)
         hidden = allowed[:, 0].logical_not()
-        # Half A holds the even sequences of the whole run, so every other row of the batch (views, no
-        # copies); the sums are over rows in order, in float64, so they do not depend on the batch size.
-        rows = [slice((self.first_sequence + h) % 2, None, 2) for h in (0, 1)]
+        # Sequence k of the whole run goes to part k mod parts (half A holds the even sequences, the even parts);
+        # the sums are in float64, so they hardly depend on the batch size.
         groups = (torch.arange(batch, device=query.device) + self.first_sequence) % self.GROUPS
+        parts = [(self.first_sequence + row) % self.parts for row in range(batch)]
         if layer not in self.sums:
-            self.sums[layer] = torch.zeros(2, queries, keys, dtype=torch.float64, device=query.device)
-            self.counts[layer] = torch.zeros(2, queries, keys, dtype=torch.float64, device=query.device)
+            self.sums[layer] = torch.zeros(self.parts, queries, keys, dtype=torch.float64, device=query.device)
+            self.counts[layer] = torch.zeros(self.parts, queries, keys, dtype=torch.float32, device=query.device)
         if self.per_head:
             log_z = torch.full((batch, heads, queries), -torch.inf, device=query.device)
             sink = torch.zeros(batch, heads, queries, device=query.device)
@@ -134,15 +138,19 @@ class ScoreRecorder:
             else:
                 head_sum = torch.matmul(query_all[:, start:stop], key_all[:, :seen].transpose(1, 2)) * scaling
             head_sum.masked_fill_(hidden[:, start:stop, :seen], 0.0)
-            self.sums[layer][:, start:stop, :seen] += torch.stack([head_sum[row].sum(0, dtype=torch.float64) for row in rows])
+            block_sums = self.sums[layer][:, start:stop, :seen]
+            for row, part in enumerate(parts):  # row by row: as fast as a sum over the rows, and in sequence order
+                block_sums[part] += head_sum[row]
         if self.value_paths:
             self._add_value_paths(layer, query, key, value, scaling, allowed, groups)
         allowed = allowed[:, 0].expand(batch, queries, keys)
         if allowed.stride(0) == 0:  # one mask for the whole batch, as transformers makes it
-            count_by_half = torch.stack([allowed[0].to(torch.float64) * (len(range(batch)[row]) * heads) for row in rows])
+            seen_once = allowed[0].to(torch.float32) * heads
+            for part in set(parts):
+                self.counts[layer][part] += seen_once * parts.count(part)
         else:
-            count_by_half = torch.stack([allowed[row].sum(0, dtype=torch.float64) * heads for row in rows])
-        self.counts[layer] += count_by_half
+            for row, part in enumerate(parts):
+                self.counts[layer][part] += allowed[row].to(torch.float32) * heads
         if self.per_head:
             self._add_by_group(self.head_sums, layer, {"log_z": log_z, "sink": sink} | (
                 {"row_sums": row_sums, "offset_sums": offset_sums} if self.query_offsets else {}), groups)
@@ -203,10 +211,12 @@ class ScoreRecorder:
             raise RuntimeError(f"layers {missing} never reached the score recorder; does the model have them?")
         result = {
             "mean_scores": np.stack([mean(self.sums[layer].sum(0), self.counts[layer].sum(0)) for layer in self.layers]),
-            "half_a": np.stack([mean(self.sums[layer][0], self.counts[layer][0]) for layer in self.layers]),
-            "half_b": np.stack([mean(self.sums[layer][1], self.counts[layer][1]) for layer in self.layers]),
+            "half_a": np.stack([mean(self.sums[layer][0::2].sum(0), self.counts[layer][0::2].sum(0)) for layer in self.layers]),
+            "half_b": np.stack([mean(self.sums[layer][1::2].sum(0), self.counts[layer][1::2].sum(0)) for layer in self.layers]),
             "layers": np.asarray(self.layers) + 1,
         }
+        if self.parts == self.GROUPS:
+            result |= self._score_groups(result["mean_scores"])
         if self.per_head:  # (layers, heads, queries) each, for all sequences, per half and per group
             result |= self._by_group(self.head_sums, ("log_z", "sink"))
         if self.query_offsets:
@@ -221,6 +231,27 @@ class ScoreRecorder:
         if self.value_paths:  # (layers, early queries, heads x head_dim), for all sequences, per half and per group
             result |= self._by_group(self.path_sums, ("attention_path", "key0_path"))
         return result
+
+    def _score_groups(self, mean_scores: np.ndarray) -> dict[str, np.ndarray]:
+        """Each group's mean scores minus the run's, (layers, groups, entries) in float16, at the entries of the
+        lower triangle (diagonal included) where the run's mean is finite, row by row (``score_group_entries``, the
+        flat indices of one S x S matrix): all that the difference of two halves' means needs, whatever the split,
+        since the groups' weights in it sum to zero.  The lower triangle is what a causal run has and what claim
+        C5c reads of a run without the mask.  Float16 keeps a part in 2,000 of a difference that is noise-sized;
+        the sums stay float64."""
+        used = self.counts[self.layers[0]].flatten(1).amax(1) > 0
+        seq_len = mean_scores.shape[-1]
+        lower = np.tril(np.ones((seq_len, seq_len), dtype=bool))
+        entries = np.flatnonzero(np.isfinite(mean_scores).all(0) & lower)
+        deviations = []
+        for k, layer in enumerate(self.layers):
+            sums, counts = self.sums[layer][used].flatten(1), self.counts[layer][used].flatten(1)
+            index = torch.from_numpy(entries).to(sums.device)
+            group_means = sums[:, index] / counts[:, index].clamp(min=1)
+            deviations.append((group_means.cpu().numpy() - mean_scores[k].ravel()[entries]).astype(np.float16))
+        sizes = torch.bincount(torch.arange(self.sequences) % self.GROUPS, minlength=self.GROUPS)[used.cpu()]
+        return {"score_group_deviations": np.stack(deviations), "score_group_entries": entries,
+                "score_group_sizes": sizes.numpy()}
 
     def _group_means(self, store: dict, name: str) -> tuple[np.ndarray, np.ndarray]:
         """A per-group sum's means, (groups, layers, ...), over the groups that hold a sequence, and their sizes."""
@@ -384,19 +415,21 @@ def recording(recorder: ScoreRecorder):
 @torch.no_grad()
 def record_scores(model, batches: Iterable[torch.Tensor], layers: Iterable[int], causal: bool = True,
                   keep_raw: bool = False, progress=None, inputs_embeds=None, per_head: bool = False,
-                  query_offsets: bool = False, value_paths: bool = False, leakage: bool = False) -> ScoreRecorder:
+                  query_offsets: bool = False, value_paths: bool = False, leakage: bool = False,
+                  score_groups: bool = False) -> ScoreRecorder:
     """Run ``model`` over token batches and return the recorder holding the scores of ``layers`` (0-based).
 
     ``inputs_embeds``, a function of a token batch, feeds the model embeddings instead of tokens (an
     intervention on the input, e.g. :func:`behind_rope.llm.score_run.embedding_replacement`); ``per_head``
     records log Z and the sink per head too, ``query_offsets`` each head's query offset a(i), ``leakage`` each head's
-    positional leakage, and ``value_paths``
-    the early queries' attention outputs and key 0's part of them (:class:`ScoreRecorder`).
+    positional leakage, ``value_paths``
+    the early queries' attention outputs and key 0's part of them, and ``score_groups`` each group's mean scores
+    (:class:`ScoreRecorder`).
     """
     model.set_attn_implementation(SCORES if causal else SCORES_NONCAUSAL)
     device = next(model.parameters()).device
     recorder = ScoreRecorder(layers, keep_raw=keep_raw, per_head=per_head, query_offsets=query_offsets,
-                             value_paths=value_paths, leakage=leakage)
+                             value_paths=value_paths, leakage=leakage, score_groups=score_groups)
     running = model.base_model.layers[: recorder.layers[-1] + 1]  # the pass stops in the last layer recorded
     with recording(recorder), onednn_linears(running):
         for batch in batches:

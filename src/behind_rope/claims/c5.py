@@ -97,6 +97,19 @@ def _per_model(statement: str, threshold: str, models: dict) -> dict:
     return claim
 
 
+def _noise_floor(what: str, records: dict[str, dict]) -> dict:
+    """How a claim's split-half noise was taken, with each model's record (the metrics' ``noise_floor``): the
+    fewest splits any model's deciding run had, and the quantile over them."""
+    return {"what": what, "splits": min(r["splits"] for r in records.values()),
+            "quantile": next(iter(records.values()))["quantile"], "by_model": records}
+
+
+def _floor_words(floor: dict) -> str:
+    if floor["splits"] == 1:
+        return "from one split of the run's sequences into halves"
+    return f"its {floor['quantile']:g} quantile over {floor['splits']} splits of the run's groups of sequences into halves"
+
+
 def documents_to_resolve(noises, documents: int, bound: float, layers: int) -> int:
     """The documents at which the split-half noise's ratio would fall below ``bound`` in ``layers`` of the
     layers, the noise falling as one over the root of the documents (each half's mean has that error)."""
@@ -148,6 +161,7 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
                 for r in metrics[run]["layers"] if r["layer"] in selected}
 
     structure, magnitude, first_keys, direction = {}, {}, {}, {}
+    noise_of_figure5, noise_of_text = {}, {}
     for model, runs in runs_by_model.items():
         text, iid, no_mask, figure5, text_no_mask = (runs[role] for role in ("text", "iid", "iid_no_mask", "figure5",
                                                                               "text_no_mask"))
@@ -174,6 +188,7 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
             return (r["spread_ratio"] >= c5b["min_spread_ratio"]
                     and r["spread_ratio"] >= c5b["min_over_noise"] * r["noise_spread_ratio"])
 
+        noise_of_figure5[model], noise_of_text[model] = metrics[figure5]["noise_floor"], metrics[text]["noise_floor"]
         rows_b = {layer: row(figure5, layer) for layer in c5b["layers"]}
         noise_large = [layer for layer, r in rows_b.items() if r["noise_spread_ratio"] >= c5b["min_spread_ratio"]]
         documents = metrics[figure5]["metadata"]["sequences"]
@@ -236,7 +251,8 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
                                "sampling": metrics[figure5]["metadata"].get("token_set", {}).get("sampling")},
         }
     later_text = ", ".join(map(str, later))
-    return {
+    floor_b, floor_c = (_floor_words(_noise_floor("", records)) for records in (noise_of_figure5, noise_of_text))
+    claims = {
         "C5a": _per_model(
             "In pretrained RoPE LLMs the early layers after layer 1 carry a systematic non-relative "
             "(absolute-position) pattern, which i.i.d. tokens and the same weights without the mask show to come "
@@ -252,16 +268,16 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
             "against [-10, 10]).",
             f"per model, in at least {c5b['min_layers']} of layers {c5b['layers']} of the Figure 5 run: the "
             f"quantile width of the diagonal-normalised scores (as drawn) is >= {c5b['min_spread_ratio']} of the raw "
-            f"scores' and >= {c5b['min_over_noise']:g} x the split-half noise's; decided where the noise itself reaches "
-            f"{c5b['min_spread_ratio']} in fewer than {c5b['min_layers']} layers (else UNDECIDED)",
+            f"scores' and >= {c5b['min_over_noise']:g} x the split-half noise's ({floor_b}); decided where the noise "
+            f"itself reaches {c5b['min_spread_ratio']} in fewer than {c5b['min_layers']} layers (else UNDECIDED)",
             magnitude),
         "C5c": _per_model(
             "The non-relative pattern singles out the first few keys (key 0, the attention sink, "
             "reported on its own).",
             f"per model, in at least {c5c['min_layers']} of layers {c5c['layers']} of the text run: the "
             f"contrast of the first keys against mid-context keys (late queries, either sign) is >= "
-            f"{c5c['min_over_noise']:g} noise floors with the same sign in both halves; the same text without the "
-            "mask reaches that in fewer layers",
+            f"{c5c['min_over_noise']:g} noise floors ({floor_c}) with the same sign in both halves; the same text "
+            "without the mask reaches that in fewer layers",
             first_keys),
         "C5d": _per_model(
             "Our question, beyond the paper's text (which states a direction only for the RoPE "
@@ -272,6 +288,13 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
             f"removed) is < {c5d['below']:g} in the mean and in both halves of the Figure 5 run",
             direction),
     }
+    claims["C5b"]["measured"]["noise_floor"] = _noise_floor(
+        "the quantile of the split-half noise's spread ratio (of (A - B) / 2, diagonal-normalised and drawn) over "
+        "random splits of the Figure 5 run's groups of sequences into halves A and B", noise_of_figure5)
+    claims["C5c"]["measured"]["noise_floor"] = _noise_floor(
+        "the quantile of the placebo key groups' standard deviation (of the contrast on (A - B) / 2) over random "
+        "splits of the text run's groups of sequences into halves A and B", noise_of_text)
+    return claims
 
 
 # ---- the paper's values and tables ---------------------------------------------------------------
@@ -437,7 +460,8 @@ def c5a_table(claims: dict) -> str:
     runs = (("text", "text"), ("iid_tokens", r"i.i.d.\ tokens"), ("iid_tokens_no_mask", r"no mask"))
     width = len(layers)
     header = " & ".join(str(layer) for layer in layers)
-    lines = [rf"\begin{{tabular}}{{@{{}}l{'r' * width * len(runs)}c@{{}}}}", r"\toprule",
+    # 14 columns: narrower gaps between them, so that the table fits the text's width
+    lines = [r"{\setlength{\tabcolsep}{4pt}", rf"\begin{{tabular}}{{@{{}}l{'r' * width * len(runs)}c@{{}}}}", r"\toprule",
              " & " + " & ".join(rf"\multicolumn{{{width}}}{{c}}{{{label}, layer}}" for _, label in runs) + r" & \\",
              "".join(rf"\cmidrule(lr){{{2 + k * width}-{1 + (k + 1) * width}}}" for k in range(len(runs))),
              rf"model & {' & '.join([header] * len(runs))} & C5a \\", r"\midrule"]
@@ -447,7 +471,7 @@ def c5a_table(claims: dict) -> str:
                  + ("*" if run == "iid_tokens" and counted.get(str(layer), {}).get("counts_for_the_mask") else "")
                  for run, _ in runs for layer in layers]
         lines.append(rf"{model_name(name)} & {' & '.join(cells)} & {verdict(model['passed'])} \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
+    lines += [r"\bottomrule", r"\end{tabular}", "}"]
     return "\n".join(lines) + "\n"
 
 

@@ -199,6 +199,7 @@ def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: d
     for name, claim in result.items():
         entry = "C8" if name.startswith("C8") else name
         claim["criterion_commit"] = commits.get(entry, "unknown")
+        claim["registration"] = settings["registration"]
         claim["paper"] = settings["entries"][entry]["paper"]
         settle(claim)
     return result

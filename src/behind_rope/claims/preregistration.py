@@ -14,6 +14,7 @@ keep what it parsed in a file it is given: Snakemake's own folder).  A failure o
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -49,6 +50,36 @@ def deciding_paths(claims_config: dict, name: str) -> list[str]:
         if isinstance(path, str) and path not in paths:
             paths.append(path)
     return paths
+
+
+# The key of criterion_commits' answer that covers every claim's deciding paths: the registration's commit.
+REGISTRATION = "registration"
+
+
+def registration_paths(config: dict) -> list[str]:
+    """Every dotted config path whose value decides some claim: the union of the claims' deciding paths."""
+    return sorted({path for name in _claims(config) for path in deciding_paths(config, name)})
+
+
+def registration_hash(config: dict) -> str:
+    """The registration: a content hash (16 hex characters) of every deciding value (:func:`registration_paths`),
+    so that changing any deciding constant, size, seed or rule makes a new registration, while a comment, the
+    order of keys or a setting that decides nothing (threads, say) does not."""
+    paths = registration_paths(config)
+    text = json.dumps(dict(zip(paths, _values(config, paths), strict=True)), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def registration(root: Path, config: dict, commit: str) -> dict:
+    """The registration a run decides by: its hash, the commit that last changed any deciding value (``commit``,
+    criterion_commits' :data:`REGISTRATION` answer) and that commit's date (None where there is no commit)."""
+    date = None
+    if commit not in (UNKNOWN, UNCOMMITTED):
+        try:
+            date = _git(Path(root), "show", "-s", "--format=%cs", commit).strip() or None
+        except Exception:  # provenance, not a reason to stop: as for the commit itself
+            date = None
+    return {"hash": registration_hash(config), "commit": commit, "date": date}
 
 
 def criterion_commits(root: Path, paths_by_claim: dict[str, list[str]], files=CONFIG_FILES,

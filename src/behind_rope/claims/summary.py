@@ -52,6 +52,10 @@ def summary_lines(claims: dict) -> list[str]:
     """One line per claim, its verdict and its threshold, and for C3 its seeds and panels (printed by the
     claims step and at the end of a run)."""
     lines = []
+    registration = next(iter(claims.values()), {}).get("registration")
+    if registration:
+        lines.append(f"Registration {registration['hash']} (its deciding values last changed at {registration['commit']}"
+                     f"{', ' + registration['date'] if registration['date'] else ''}); decided on exploratory data")
     for name, claim in claims.items():
         commit = claim.get("criterion_commit", "unknown")
         lines.append(f"{name}: {outcome(claim)}  ({claim['threshold']}; criterion {commit})")

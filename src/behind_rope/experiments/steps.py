@@ -113,7 +113,7 @@ def score_settings(config: dict, model: str, inputs: str, mask: str) -> dict:
     return {**common, "kind": "llm", "source": llm_source(config, base), "provenance": llm_provenance(config, base),
             "layers": llm["inputs"][inputs]["layers"], "per_head": llm["inputs"][inputs]["per_head"],
             "query_offsets": llm["inputs"][inputs]["query_offsets"], "leakage": llm["inputs"][inputs]["leakage"],
-            "value_paths": llm["inputs"][inputs]["value_paths"],
+            "value_paths": llm["inputs"][inputs]["value_paths"], "score_groups": llm["inputs"][inputs]["score_groups"],
             "batch_size": llm["batch_size"], "device": llm["device"], "dtype": llm["dtype"],
             "intervention": {key: variant.get(key) for key in ("replace_embedding", "ntk_factor")} if variant else None}
 
@@ -139,13 +139,15 @@ def competence_settings(config: dict) -> dict:
     return {"positions": c3["order_positions"], "sequences": c3["order_sequences"], "seed": config["seed"]}
 
 
-def claims_settings(config: dict, criterion_commits: dict | None = None) -> dict:
-    """What the claims step needs: every claim's arguments, its pre-registered entry and the commit that
-    last changed its criterion (behind_rope.claims.preregistration, read with git when the workflow is parsed)."""
+def claims_settings(config: dict, criterion_commits: dict | None = None, registration: dict | None = None) -> dict:
+    """What the claims step needs: every claim's arguments, its pre-registered entry, the commit that last changed
+    its criterion and the registration (behind_rope.claims.preregistration, read with git when the workflow is
+    parsed)."""
     claims = {name: claim_arguments(config, name) for name in PAPER_CLAIMS}
     claims["C3"] |= {"probe_sequences": config["twin_analysis"]["probe_sequences"]}  # for its power
     return {"claims": claims,
             "entries": config["claims"], "criterion_commits": criterion_commits or {},
+            "registration": registration or {"hash": "unknown", "commit": "unknown", "date": None},
             "twin_runs": c3_twin_runs(config), "gram": gram_files(config), "llm_runs": c5_runs(config),
             "training": {"steps": config["training"]["steps"], "stop_when": config["training"]["stop_when"]}}
 

@@ -102,7 +102,8 @@ def score_run(settings: dict, tokens_path) -> tuple[dict[str, np.ndarray], dict]
                                  inputs_embeds=inputs_embeds, per_head=settings.get("per_head", False),
                                  query_offsets=settings.get("query_offsets", False),
                                  leakage=settings.get("leakage", False),
-                                 value_paths=settings.get("value_paths", False))
+                                 value_paths=settings.get("value_paths", False),
+                                 score_groups=settings.get("score_groups", False))
     seconds = time.perf_counter() - started
     metadata = {
         "model": settings["model"], "kind": settings["kind"], "inputs": settings["inputs"], "causal": settings["causal"],

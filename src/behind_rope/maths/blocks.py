@@ -10,7 +10,8 @@ DRAWN_GRID = 256  # pixels per side of a score panel in the figures (measures.dr
 
 
 def block_mean(matrix: np.ndarray, max_size: int) -> np.ndarray:
-    """Shrink an S x S matrix to at most ``max_size`` per side by means over square blocks (NaN-aware).
+    """Shrink an S x S matrix (or each of a stack of them) to at most ``max_size`` per side by means over square
+    blocks (NaN-aware).
 
     Figures draw block means of 1,024-token matrices (a million entries, more than a panel can
     show), and :func:`block_reliability` correlates them.
@@ -19,8 +20,8 @@ def block_mean(matrix: np.ndarray, max_size: int) -> np.ndarray:
     if factor == 1:
         return matrix
     size = matrix.shape[-1] // factor * factor
-    blocks = matrix[:size, :size].reshape(size // factor, factor, size // factor, factor)
+    blocks = matrix[..., :size, :size].reshape(*matrix.shape[:-2], size // factor, factor, size // factor, factor)
     finite = np.isfinite(blocks)
-    counts = finite.sum(axis=(1, 3))
-    sums = np.where(finite, blocks, 0.0).sum(axis=(1, 3))
+    counts = finite.sum(axis=(-3, -1))
+    sums = np.where(finite, blocks, 0.0).sum(axis=(-3, -1))
     return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)

@@ -30,6 +30,8 @@ class Measures:
     early_query_fraction: float
     first_keys: int
     quantiles: tuple[float, float]
+    floor_splits: int
+    floor_quantile: float
 
     @classmethod
     def of(cls, measures: dict) -> Measures:
@@ -54,6 +56,49 @@ class Measures:
 
     def late_queries(self, seq_len: int) -> np.ndarray:
         return np.arange(self.late_from(seq_len), seq_len)
+
+
+@dataclass(frozen=True)
+class SplitNoise:
+    """A run's groups of sequences, for noise from many splits into halves instead of one: each group's mean
+    scores minus the run's, (groups, S, S), at the lower triangle (what a causal run has; a run without the mask
+    has its noise read there too) and NaN elsewhere; and each group's weight in (half A - half B) / 2 for each
+    split, (splits, groups) (behind_rope.maths.splits)."""
+
+    deviations: np.ndarray
+    weights: np.ndarray
+
+    @classmethod
+    def of(cls, data: dict, layer: int, measures: Measures) -> SplitNoise | None:
+        """Layer ``layer`` (0-based) of a score file that kept its groups (``score_group_deviations``), else None."""
+        if "score_group_deviations" not in data:
+            return None
+        from behind_rope.maths.splits import half_weights
+
+        seq_len = data["mean_scores"].shape[-1]
+        groups = data["score_group_deviations"].shape[1]
+        deviations = np.full((groups, seq_len * seq_len), np.nan)
+        deviations[:, data["score_group_entries"]] = data["score_group_deviations"][layer]
+        weights_a, weights_b = half_weights(data["score_group_sizes"], measures.floor_splits)
+        return cls(deviations.reshape(groups, seq_len, seq_len), (weights_a - weights_b) / 2)
+
+    def floor(self, per_group: np.ndarray, statistic, quantile: float) -> float:
+        """The ``quantile`` over the splits of ``statistic`` (a function of one row: the values of one split's
+        noise) of the noise ``per_group`` (groups, n) makes in each split: the values are linear in the scores, so
+        a split's noise is its weights times each group's.  Columns that are not finite in every group are left
+        out."""
+        per_group = per_group.reshape(len(per_group), -1)
+        kept = per_group[:, np.isfinite(per_group).all(0)]
+        return float(np.quantile(statistic(self.weights @ kept), quantile))
+
+
+def noise_floor_record(data: dict, measures: Measures) -> dict:
+    """How a metrics file's split-half noise was taken: over ``floor_splits`` splits of the run's groups, or, for
+    a run that kept no groups, from its one split into halves (even and odd sequences)."""
+    if "score_group_deviations" in data:
+        return {"splits": measures.floor_splits, "quantile": measures.floor_quantile,
+                "groups": int(len(data["score_group_sizes"]))}
+    return {"splits": 1, "quantile": None, "groups": 2}
 
 
 @lru_cache(maxsize=4)
@@ -267,36 +312,47 @@ def _quantile_width(matrix: np.ndarray, quantiles) -> float:
     return float(high - low)
 
 
-def spread_ratio(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures) -> dict[str, float]:
+def spread_ratio(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures,
+                 split_noise: SplitNoise | None = None) -> dict[str, float]:
     """How large the non-relative pattern is against the raw scores, as the paper reads it off Figure 5's
     colour bars (claim C5b): the width between the ``quantiles`` of the diagonal-normalised scores over
     the same width of the raw scores, both as drawn (``drawn_grid`` block means, diagonal and key 0
     included).  The split-half noise, (half A - half B) / 2 diagonal-normalised, gives the same ratio for
-    sampling noise alone."""
+    sampling noise alone: with ``split_noise``, the ``floor_quantile`` of that ratio over the splits."""
     def drawn(matrix):
         return block_mean(matrix, measures.drawn_grid)
 
     raw = _quantile_width(drawn(mean), measures.quantiles)
     pattern = _quantile_width(drawn(diagonal_normalise(mean)), measures.quantiles)
-    noise = _quantile_width(drawn(diagonal_normalise((half_a - half_b) / 2)), measures.quantiles)
+    if split_noise is None:
+        noise = _quantile_width(drawn(diagonal_normalise((half_a - half_b) / 2)), measures.quantiles)
+    else:  # diagonal normalising and block means are linear, so each group's drawn matrix is all a split needs
+        low, high = measures.quantiles
+        noise = split_noise.floor(drawn(diagonal_normalise(split_noise.deviations)),
+                                  lambda rows: np.quantile(rows, high, axis=1) - np.quantile(rows, low, axis=1),
+                                  measures.floor_quantile)
     return {"raw_spread": raw, "pattern_spread": pattern, "spread_ratio": pattern / raw, "noise_spread_ratio": noise / raw}
 
 
-def first_keys(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures) -> dict:
+def first_keys(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measures: Measures,
+               split_noise: SplitNoise | None = None) -> dict:
     """Whether the first few keys stand apart (claim C5c), and key 0, the sink, on its own.
 
     On the diagonal-normalised scores cut to the lower triangle (so runs with and without the mask are
     read on the same entries), late queries: the contrast of keys 1 .. ``first_keys`` (and of key 0)
     against mid-context keys (:func:`key_group_contrast`), for the mean and each half.  Its noise floor
     is the standard deviation of the same contrast over placebo groups of as many mid-context keys, on
-    the split-half noise (half A - half B) / 2: what sampling alone makes of a group of keys.
+    the split-half noise (half A - half B) / 2: what sampling alone makes of a group of keys.  With
+    ``split_noise``, the ``floor_quantile`` of that standard deviation over the splits.
     """
     seq_len, count = mean.shape[-1], measures.first_keys
     late_from = measures.late_from(seq_len)
     lower = np.tril(np.ones((seq_len, seq_len), dtype=bool))
     # Under the mask the upper triangle is NaN already: the matrix itself, normalised once for the layer.
-    mean, half_a, half_b = (diagonal_normalise(m if np.isnan(m[~lower]).all() else np.where(lower, m, np.nan))
-                            for m in (mean, half_a, half_b))
+    def lower_only(m):
+        return m if np.isnan(m[..., ~lower]).all() else np.where(lower, m, np.nan)
+
+    mean, half_a, half_b = (diagonal_normalise(lower_only(m)) for m in (mean, half_a, half_b))
     noise = (half_a - half_b) / 2
 
     def contrasts(matrix):
@@ -318,13 +374,28 @@ def first_keys(mean: np.ndarray, half_a: np.ndarray, half_b: np.ndarray, measure
         return float(np.std(values, ddof=1)) if len(values) > 1 else float("nan")
 
     of_mean, of_a, of_b, of_noise = (contrasts(m) for m in (mean, half_a, half_b, noise))
+    if split_noise is None:
+        first_noise, sink_noise = (spread([of_noise(keys) for keys in groups]) for groups in (placebos, singles))
+    else:  # each group's contrasts, then each split's: a contrast is linear in the scores
+        sums, counts, mid = late_key_sums(diagonal_normalise(lower_only(split_noise.deviations)), late_from, count,
+                                          count + 1)
+
+        def by_group(key_groups):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.stack([sums[:, keys].sum(1) / counts[:, keys].sum(1) - mid for keys in key_groups], axis=1)
+
+        def spread_by_split(rows):
+            return np.std(rows, axis=1, ddof=1)
+
+        first_noise, sink_noise = (split_noise.floor(by_group(groups), spread_by_split, measures.floor_quantile)
+                                   for groups in (placebos, singles))
     return {
         "first_keys_contrast": of_mean(first),
         "first_keys_contrast_halves": [of_a(first), of_b(first)],
-        "first_keys_noise": spread([of_noise(keys) for keys in placebos]),
+        "first_keys_noise": first_noise,
         "sink_contrast": of_mean(sink),
         "sink_contrast_halves": [of_a(sink), of_b(sink)],
-        "sink_noise": spread([of_noise(keys) for keys in singles]),
+        "sink_noise": sink_noise,
     }
 
 
@@ -385,10 +456,12 @@ def score_file_metrics(data: dict[str, np.ndarray], measures: Measures) -> dict:
     decomposed = decomposition_metrics(stack, measures)
     layers = []
     for k, (mean, half_a, half_b) in enumerate(stack):
+        split_noise = SplitNoise.of(data, k, measures)
         with normalising_once():
             layers.append({"layer": k + 1, **layer_metrics(mean, half_a, half_b, measures),
                            "drawn_reliability": drawn_reliability(half_a, half_b, measures.drawn_grid), **decomposed[k],
-                           **spread_ratio(mean, half_a, half_b, measures), **first_keys(mean, half_a, half_b, measures)})
+                           **spread_ratio(mean, half_a, half_b, measures, split_noise),
+                           **first_keys(mean, half_a, half_b, measures, split_noise)})
     for layer, layer_type in zip(layers, metadata.get("layer_types", ()), strict=False):
         layer["layer_type"] = layer_type
     if "chunk_means" in data:  # a simulation's replicates: each chunk's own start deficit (claim C4's floor)
@@ -399,4 +472,5 @@ def score_file_metrics(data: dict[str, np.ndarray], measures: Measures) -> dict:
             layer["replicate_sizes"] = [int(n) for n in data["chunk_sizes"]]
     seq_len = stack.shape[-1]
     positions = {"start_keys": measures.start_keys(seq_len), "late_from": measures.late_from(seq_len)}
-    return {"metadata": metadata, "positions": positions, "layers": layers}
+    return {"metadata": metadata, "positions": positions, "noise_floor": noise_floor_record(data, measures),
+            "layers": layers}

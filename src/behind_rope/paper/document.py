@@ -57,6 +57,8 @@ def measure_values(measures: dict) -> dict[str, str]:
         "measures.first_keys": str(measures["first_keys"]), "measures.block_grid": str(measures["block_grid"]),
         "measures.drawn_grid": str(measures["drawn_grid"]),
         "measures.quantiles": f"{percent(low)} and {percent(high)}",
+        "measures.floor_splits": f"{measures['floor_splits']:,}",
+        "measures.floor_quantile": "median" if measures["floor_quantile"] == 0.5 else f"{measures['floor_quantile']:g} quantile",
     }
 
 
@@ -75,7 +77,15 @@ def claim_values(claims: dict, settings: dict) -> dict[str, str]:
     values |= position.position_values(claims, settings)
     values |= revision.revision_values(claims)
     values |= measure_values(settings["measures"])
+    values |= registration_values(next(iter(claims.values()))["registration"])
     return values
+
+
+def registration_values(registration: dict) -> dict[str, str]:
+    """The registration every claim was decided by (behind_rope.claims.preregistration.registration)."""
+    return {"registration.hash": rf"\texttt{{{tex_escape(str(registration['hash']))}}}",
+            "registration.commit": rf"\texttt{{{tex_escape(short_commit(str(registration['commit'])))}}}",
+            "registration.date": tex_escape(registration["date"] or "no commit")}
 
 
 def scale_values(settings: dict, training: dict, data_stats: dict, commit: str) -> dict[str, str]:
@@ -195,7 +205,8 @@ def claims_rows(claims: dict, values: dict[str, str], entries: dict,
 def claims_table(rows) -> str:
     """A longtable (the C3 row alone is long): it may break across pages. main.tex defines its caption
     (\\claimscaption) before it reads this file."""
-    spec = "".join(rf">{{\raggedright\arraybackslash}}p{{{width}}}" for width in ("0.32in", "0.75in", "2.35in", "2.3in"))
+    # The widths, the result column and the gaps between columns fill the 6.5 in of text, and no more.
+    spec = "".join(rf">{{\raggedright\arraybackslash}}p{{{width}}}" for width in ("0.32in", "0.75in", "2.1in", "2.05in"))
     head = r"Claim & Paper \S; criterion & Measured & Criterion & Result \\"
     lines = [r"{\footnotesize", r"\setlength{\tabcolsep}{3pt}", r"\setlength{\LTcapwidth}{\linewidth}",
              rf"\begin{{longtable}}{{{spec}c}}",

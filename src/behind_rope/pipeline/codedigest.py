@@ -4,8 +4,9 @@ Snakemake reruns a shell rule when its command changes, and a script rule when i
 but not when the library code they call changes.  Each rule therefore passes a digest of that code
 as a param.  The code is found from the imports themselves, never from a hand-kept list: a CLI
 step's handler function (its own imports, plus its module's top-level imports) or a figure
-script, then every ``behind_rope`` module those import, transitively.  Editing a module a step
-imports reruns the step; editing any other module reruns nothing.
+script, then every ``behind_rope`` module those import, transitively.  Editing what a module a
+step imports does reruns the step; editing any other module, or a comment, a docstring or the layout of
+any module, reruns nothing (the digest is of the parsed code, :func:`what_it_does`).
 
 Finding the imports parses some 60 modules: inside Snakemake's process, about a second of a no-op
 rerun's three to four (docs/performance.md).  So the digests are kept in
@@ -96,11 +97,23 @@ def script_modules(script: str | Path) -> set[str]:
     return _closure(_imported_names([ast.parse(Path(script).read_text())]))
 
 
+def what_it_does(path: Path) -> str:
+    """A module's code as Python runs it: its syntax tree without docstrings, so that a comment, a docstring or
+    a change of layout leaves it as it is, and any change of what the code does changes it."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
 def digest(modules: set[str]) -> str:
-    """A short hash of the source of ``modules`` (names and bytes, in a fixed order)."""
+    """A short hash of what ``modules`` do (their names and :func:`what_it_does`, in a fixed order)."""
     hasher = hashlib.sha256()
     for name in sorted(modules):
-        hasher.update(name.encode() + b"\0" + _module_file(name).read_bytes() + b"\0")
+        hasher.update(name.encode() + b"\0" + what_it_does(_module_file(name)).encode() + b"\0")
     return hasher.hexdigest()[:16]
 
 

@@ -35,6 +35,7 @@ import traceback
 from pathlib import Path
 
 SOCKET_ENV = "BEHIND_ROPE_WARM_START"
+FOLDER_PREFIX = "behind-rope-warm-"  # the temporary folder of a server's socket, which the server removes as it ends
 HANDED_OVER_ENV = "BEHIND_ROPE_STEP_HANDED_OVER"
 # Variables that a library reads once, when it loads: a fork inherits the server's values.
 LOAD_TIME_PREFIXES = ("OMP_", "GOTO_", "OPENBLAS_", "MKL_", "VECLIB_", "NUMEXPR_", "KMP_", "ATEN_", "TORCH",
@@ -210,6 +211,8 @@ def serve(path: str, parent: int) -> None:
         steps.pop(pid, None)
     listener.close()
     os.unlink(path)
+    if Path(path).parent.name.startswith(FOLDER_PREFIX):  # the folder start() made for it: gone however the run ended
+        shutil.rmtree(Path(path).parent, ignore_errors=True)
 
 
 def _accept(listener: socket.socket, steps: dict, own_sockets: list, started_with: dict, set_by_imports: dict) -> None:
@@ -297,7 +300,7 @@ def worthwhile(workflow, torch_environment: str) -> bool:
 def start() -> None:
     """Start the server for this Snakemake process, with the environment its 1-thread jobs get, and point
     its jobs at it."""
-    folder = tempfile.mkdtemp(prefix="behind-rope-warm-")
+    folder = tempfile.mkdtemp(prefix=FOLDER_PREFIX)
     path = str(Path(folder) / "socket")
     log = open(Path(".snakemake") / "warm_start.log", "w")
     process = subprocess.Popen([sys.executable, "-m", "behind_rope.pipeline.warm_start", path, str(os.getpid())],
