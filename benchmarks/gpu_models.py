@@ -137,7 +137,7 @@ def compare_model(config: dict, model: str, models_from: Path, work: Path, seque
         settings = {**score_settings(config, name, inputs, mask), "source": source}
         runs = {case: timed(partial(score_run, on(settings, case), tokens_path)) for case in cases}
         rows.append(summarise(f"{name} {inputs}_{mask}", runs, cases, lambda result: result[0], SCORE_KEYS,
-                              lambda result: result[1]["batch_size"], lambda result: result[1]["dtype"]))
+                              lambda result: result[1].get("batch_size", "auto"), lambda result: result[1]["dtype"]))
         print(json.dumps(rows[-1]), flush=True)
     if model in position_models(config):
         tokens_path = work / model / "first.npy"

@@ -50,7 +50,7 @@ def scores(args) -> None:
 def save_scores(output: str, arrays: dict, metadata: dict) -> None:
     atomic.write_npz(output, **arrays, metadata=json.dumps(metadata))
     print(f"{metadata['model']}: {len(arrays['layers'])} layers of {metadata['sequences']} x {metadata['seq_len']} "
-          f"tokens ({metadata['inputs']}, {'causal' if metadata['causal'] else 'no mask'}) in {metadata['seconds']:.1f} s "
+          f"tokens ({metadata['inputs']}, {'causal' if metadata['causal'] else 'no mask'}) "
           f"on {metadata['device']}/{metadata['dtype']}")
 
 

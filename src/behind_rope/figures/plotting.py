@@ -229,8 +229,11 @@ def save(fig, outputs, log=()) -> None:
         plt.close(fig)
         raise ValueError(f"{outputs[0]} would hide data drawn outside its panels:\n  " + "\n  ".join(problems))
     for path in outputs:
+        suffix = Path(path).suffix.lstrip(".")
+        # No creation date in a PDF: the same figure makes the same file, byte for byte.
+        metadata = {"CreationDate": None} if suffix == "pdf" else None
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=Path(path).suffix.lstrip("."), dpi=150, bbox_inches="tight")
+            fig.savefig(tmp, format=suffix, dpi=150, bbox_inches="tight", metadata=metadata)
     plt.close(fig)
     for path in log:
         Path(path).parent.mkdir(parents=True, exist_ok=True)

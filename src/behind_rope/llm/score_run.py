@@ -105,11 +105,14 @@ def score_run(settings: dict, tokens_path) -> tuple[dict[str, np.ndarray], dict]
                                  value_paths=settings.get("value_paths", False),
                                  score_groups=settings.get("score_groups", False))
     seconds = time.perf_counter() - started
+    # How long it took goes to the job's log (and Snakemake's benchmark file), not into the result: the same scores
+    # make the same file, byte for byte.  The sums do not depend on the batch size (ScoreRecorder).
+    print(f"{settings['model']}: {len(tokens)} sequences in {seconds:.1f} s ({tokens.numel() / seconds:,.0f} tokens/s, "
+          f"batches of {batch_size})")
     metadata = {
         "model": settings["model"], "kind": settings["kind"], "inputs": settings["inputs"], "causal": settings["causal"],
         "sequences": len(tokens), "seq_len": tokens.shape[1], "tokens": int(tokens.numel()),
-        "dtype": str(dtype).removeprefix("torch."), "device": device.type, "batch_size": batch_size,
-        "layers_total": total, "seconds": seconds, "tokens_per_second": tokens.numel() / seconds,
+        "dtype": str(dtype).removeprefix("torch."), "device": device.type, "layers_total": total,
     }
     # How the tokens were drawn: llm-inputs writes it, and the score rule declares it (experiments.paths.token_set_files).
     token_set = Path(tokens_path).with_suffix(".json")

@@ -63,7 +63,10 @@ def build_pdf(main_tex: Path, pdf: Path, log: Path, search_path: list[Path], pac
     # Paths relative to main.tex's folder, so a moved or copied project still builds; -g because
     # Snakemake runs this rule only when an input changed, whatever latexmk's own records say.
     path = os.pathsep.join(os.path.relpath(p, main_tex.parent) for p in [main_tex.parent, *search_path]) + os.pathsep
-    env = {**os.environ, "TEXINPUTS": path, "BIBINPUTS": path}
+    # The PDF's dates and identifier from SOURCE_DATE_EPOCH rather than the clock (\date names the commit instead),
+    # so that the same sources make the same PDF, byte for byte.
+    env = {**os.environ, "TEXINPUTS": path, "BIBINPUTS": path,
+           "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "0")}
     command = ["latexmk", "-pdf", "-g", "-recorder", "-interaction=nonstopmode", "-halt-on-error", "-file-line-error",
                f"-outdir={os.path.relpath(work, main_tex.parent)}", main_tex.name]
     done = subprocess.run(command, cwd=main_tex.parent, env=env, capture_output=True, text=True)
