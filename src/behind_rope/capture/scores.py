@@ -53,7 +53,7 @@ class ScoreRecorder:
     ``GROUPS``, so that a claim's noise floor can come from many splits of the groups into halves rather
     than from one (behind_rope.maths.splits); the even groups are half A, the odd ones half B.  With
     ``score_groups`` the score sums themselves are kept by group, and the result holds each group's mean scores
-    as their difference from the run's mean, at the entries the mean has (what a split into halves needs).
+    as their difference from the run's mean, on the lower triangle (what a split into halves needs).
     """
 
     GROUPS = 16  # even, so that the halves are unions of groups
@@ -101,7 +101,7 @@ class ScoreRecorder:
             allowed = torch.ones(1, 1, queries, keys, dtype=torch.bool, device=query.device)
         hidden = allowed[:, 0].logical_not()
         # Sequence k of the whole run goes to part k mod parts (half A holds the even sequences, the even parts);
-        # the sums are in float64, so they hardly depend on the batch size.
+        # each is added on its own, in sequence order and in float64, so the sums do not depend on the batch size.
         groups = (torch.arange(batch, device=query.device) + self.first_sequence) % self.GROUPS
         parts = [(self.first_sequence + row) % self.parts for row in range(batch)]
         if layer not in self.sums:
