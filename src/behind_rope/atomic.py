@@ -104,6 +104,13 @@ def write_npy(path, array) -> None:
             np.save(handle, array)
 
 
+def npz_metadata(arrays) -> dict:
+    """The metadata a score file carries as JSON text in its ``metadata`` entry (its run, its token set, its layers)."""
+    import json
+
+    return json.loads(str(arrays["metadata"]))
+
+
 def read_npz(path) -> dict[str, np.ndarray]:
     with np.load(path) as data:
         return {key: data[key] for key in data.files}

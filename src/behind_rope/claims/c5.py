@@ -104,7 +104,9 @@ def _noise_floor(what: str, records: dict[str, dict]) -> dict:
             "quantile": next(iter(records.values()))["quantile"], "by_model": records}
 
 
-def _floor_words(floor: dict) -> str:
+def _floor_words(records: dict[str, dict]) -> str:
+    """How the models' deciding runs took their split-half noise, in words (:func:`_noise_floor`)."""
+    floor = _noise_floor("", records)
     if floor["splits"] == 1:
         return "from one split of the run's sequences into halves"
     return f"its {floor['quantile']:g} quantile over {floor['splits']} splits of the run's groups of sequences into halves"
@@ -251,7 +253,7 @@ def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
                                "sampling": metrics[figure5]["metadata"].get("token_set", {}).get("sampling")},
         }
     later_text = ", ".join(map(str, later))
-    floor_b, floor_c = (_floor_words(_noise_floor("", records)) for records in (noise_of_figure5, noise_of_text))
+    floor_b, floor_c = _floor_words(noise_of_figure5), _floor_words(noise_of_text)
     claims = {
         "C5a": _per_model(
             "In pretrained RoPE LLMs the early layers after layer 1 carry a systematic non-relative "

@@ -22,13 +22,13 @@ noise floor, and an effect counts only above ``floor_multiple`` noise floors.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
 
 import numpy as np
 
+from behind_rope.atomic import npz_metadata as _metadata
 from behind_rope.claims import markdown as md
 from behind_rope.claims.format import listing, model_name, models, number, percent, span, tex_escape, verdict
 from behind_rope.claims.outcome import decided_by_parts, part_outcome, precondition
@@ -386,10 +386,6 @@ def score_gap(arrays_a: Mapping, arrays_b: Mapping) -> float:
     """The largest absolute difference between the mean scores of two score files (NaN where masked)."""
     return float(np.nanmax(np.abs(arrays_a["mean_scores"] - arrays_b["mean_scores"])))
 
-
-def _metadata(arrays: Mapping) -> dict:
-    """The metadata a score file carries, as JSON text (its token set, its sequences, its layers' types)."""
-    return json.loads(str(arrays["metadata"]))
 
 
 # --- C8 ---------------------------------------------------------------------------------------

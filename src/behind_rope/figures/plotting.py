@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from behind_rope.atomic import atomic_path, read_npz  # noqa: E402
+from behind_rope.atomic import atomic_path, npz_metadata, read_npz  # noqa: E402
 from behind_rope.maths.blocks import DRAWN_GRID, block_mean  # noqa: E402
 
 CMAP = sns.color_palette("rocket", as_cmap=True).with_extremes(bad="white")  # masked (NaN) entries stay blank
@@ -129,7 +128,7 @@ def value(number, transform=float) -> float:
 
 def metadata(data) -> dict:
     """The metadata every score file carries (for a simulation: its variant, size and seed)."""
-    return json.loads(str(data["metadata"]))
+    return npz_metadata(data)
 
 
 def alpha_rows(paths, limits=(0.0, 1.0)):

@@ -449,9 +449,9 @@ def score_file_metrics(data: dict[str, np.ndarray], measures: Measures) -> dict:
     copied next to that layer's metrics.  ``positions`` records the key and query ranges the measures
     used (the start keys, the first late query), so a figure draws them as the measures took them.
     """
-    import json
+    from behind_rope.atomic import npz_metadata
 
-    metadata = json.loads(str(data["metadata"]))
+    metadata = npz_metadata(data)
     stack = np.stack([data["mean_scores"], data["half_a"], data["half_b"]], axis=1)
     decomposed = decomposition_metrics(stack, measures)
     layers = []
