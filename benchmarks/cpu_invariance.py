@@ -153,7 +153,7 @@ def run_copy(arm: str, scratch: Path, targets: list[str]) -> tuple[Path, float]:
 
 def training_seconds(work: Path, config: dict) -> float:
     """The twins' summed training time (each trains on one thread, so about its CPU time)."""
-    return sum(atomic.read_json(work / twin_files(twin)["metrics"])["train_seconds"]
+    return sum(atomic.read_json(work / "results" / "logs" / "train" / f"{twin}.json")["train_seconds"]
                for twin in config["training"]["twins"])
 
 
@@ -236,13 +236,14 @@ def training_speed(config: dict, arms: list[str], steps: int) -> str:
             runs[arm] = (out, subprocess.Popen(
                 [sys.executable, "-m", "behind_rope", "train", "--settings", json.dumps(settings), "--threads", "1",
                  "--train", str(ROOT / files["train"]), "--valid", str(ROOT / files["valid"]), "--output-dir", str(out),
-                 "--resume-dir", str(scratch / f"{arm}_resume"), "--code", "speed"], env=env, stdout=subprocess.DEVNULL,
+                 "--resume-dir", str(scratch / f"{arm}_resume"), "--code", "speed", "--run-record",
+                 str(scratch / f"{arm}_run.json")], env=env, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, text=True))
         metrics = {}
         for arm, (out, process) in runs.items():
             if process.wait():
                 raise SystemExit(f"the arm {arm} failed:\n{process.stderr.read()[-3000:]}")
-            metrics[arm] = atomic.read_json(out / "metrics.json")
+            metrics[arm] = atomic.read_json(out / "metrics.json") | atomic.read_json(scratch / f"{arm}_run.json")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     auto = str(training_dtype(torch.device("cpu"), "auto")).removeprefix("torch.")

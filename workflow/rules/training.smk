@@ -7,8 +7,10 @@ rule train:
         unpack(lambda wildcards: paths.train_inputs(config, wildcards.twin)),
     output:
         **paths.twin_files("{twin}"),
+    # The run record: the run's throughput, time and memory, which are no result (a twin trained again is the same).
     log:
-        "results/logs/train/{twin}.log",
+        log="results/logs/train/{twin}.log",
+        run="results/logs/train/{twin}.json",
     benchmark:
         "results/benchmarks/train/{twin}.tsv"
     wildcard_constraints:
@@ -32,7 +34,7 @@ rule train:
     shell:
         "python -m behind_rope train --settings {params.settings:q} --threads {threads} --train {input.train}"
         " --valid {input.valid} --output-dir $(dirname {output.model}) --resume-dir {params.resume_dir}"
-        " --code {params.code} {params.scale} > {log} 2>&1"
+        " --code {params.code} {params.scale} --run-record {log.run} > {log.log} 2>&1"
 
 
 # A checkpoint trained without RoPE elsewhere (the authors' model at paper scale), read as a twin: its config with

@@ -16,7 +16,7 @@ from fnmatch import fnmatch
 import numpy as np
 
 from behind_rope import atomic
-from behind_rope.data.fetch import FetchError, open_wheel
+from behind_rope.data.fetch import FetchError, open_wheel, package_file
 
 BRACKETED_NOTE = re.compile(r"\[[^\[\]]*\]")
 SPACES = re.compile(r"[ \t]+")
@@ -57,7 +57,8 @@ READERS: dict[str, Callable[[str], dict[str, str]]] = {"sotu": read_sotu, "brown
 
 
 def read_documents(archive_path, corpus_format: str) -> dict[str, str]:
-    documents = READERS[corpus_format](archive_path)
+    """The corpus's documents by name, from its package file or the receipt a fetch job wrote for it."""
+    documents = READERS[corpus_format](package_file(archive_path))
     if not documents:
         raise FetchError(f"{archive_path} holds no {corpus_format} documents; check the corpus format in the config.")
     return {name: clean_text(text) for name, text in documents.items()}

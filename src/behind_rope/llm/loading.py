@@ -47,7 +47,11 @@ def load_model(source: dict, name: str, device: torch.device, dtype: torch.dtype
     ``ntk_factor`` > 1, its RoPE bases scaled at inference (off its training distribution)."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
+    from behind_rope.data.fetch import check_folder_digests
+
     where, kwargs = _hub_kwargs(source)
+    if "local" in source:
+        check_folder_digests(where)  # a dequantised model records its files' digests: one gone bad is not read
     try:
         config = AutoConfig.from_pretrained(where, **kwargs)
         check_architecture(config, name)

@@ -334,14 +334,19 @@ def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_i
     return model.cpu().float(), history, summary
 
 
+# What a training run records about its own process rather than the twin: they go to its run record (beside its
+# log), not to metrics.json, so that a twin trained again, or resumed after a kill, writes the same files.
+RUN_FACTS = ("resumed_from_step", "trained_tokens", "tokens_per_second", "train_seconds", "peak_rss_mb")
+
+
 def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, resume_dir: Path, code: str = "",
-                   scale_reference: str | Path | None = None) -> dict:
+                   scale_reference: str | Path | None = None, run_record: str | Path | None = None) -> dict:
     """Train the twin ``settings`` describe (experiments.steps.twin_settings) and write its folder atomically.
 
     The folder holds the weights (safetensors), its config, ``training.json`` (the settings it was
     trained with), the vocabulary map, ``loss.csv`` (one
     row per step, with the held-out loss where it was measured) and ``metrics.json`` (held-out and unigram
-    losses, the steps trained, throughput).  Whether the twin is sane is decided by claim C3.  ``code``, a digest
+    losses, the steps trained); the run's throughput, time and memory go to ``run_record``.  Whether the twin is sane is decided by claim C3.  ``code``, a digest
     of the training code (the rule passes its ``code`` param), keeps a checkpoint left by other code from being
     resumed: after an edit the step reruns, and resuming its finished checkpoint would train nothing.
     ``scale_reference``: the model.safetensors of the twin named by the settings' ``weight_scale_of``.
@@ -365,5 +370,7 @@ def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, res
         rows += [f"{h['step']},{h['train_loss']:.6f},{h['learning_rate']:.6g},"
                  + (f"{h['valid_loss']:.6f}" if "valid_loss" in h else "") for h in history]
         (tmp / "loss.csv").write_text("\n".join(rows) + "\n")
-        atomic.write_json(tmp / "metrics.json", summary)
+        atomic.write_json(tmp / "metrics.json", {key: value for key, value in summary.items() if key not in RUN_FACTS})
+    if run_record is not None:
+        atomic.write_json(run_record, {key: summary[key] for key in RUN_FACTS})
     return summary
