@@ -25,17 +25,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
+from behind_rope.claims.power import locality_power, positive_shares, row_noises, sequences_for_power
+from behind_rope.config import load
+from behind_rope.maths.metrics import key_slope_half_differences, key_slopes, locality
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from behind_rope.claims.power import locality_power, positive_shares, row_noises, sequences_for_power  # noqa: E402
-from behind_rope.config import load  # noqa: E402
-from behind_rope.maths.metrics import key_slope_half_differences, key_slopes, locality  # noqa: E402
 
 
 def expected_share(slope: float, noises: list[float]) -> float:
@@ -112,7 +110,7 @@ def main() -> None:
     text = table(rows, context, args.source)
     print(text)
     if args.update_docs:
-        from results_doc import RESULTS, update
+        from benchmarks.results_doc import RESULTS, update
 
         update("c3_power", text, RESULTS)
 

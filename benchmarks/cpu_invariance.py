@@ -19,13 +19,13 @@ Before an arm runs, a short probe in its environment prints the kernel set PyTor
 the native rate.  It then decides C3 from each copy with the pre-registered rule and prints every arm's per-seed
 statistics, its verdicts against the first arm's, and the twins' summed training time.
 
-    python benchmarks/cpu_invariance.py                  # print the tables
-    python benchmarks/cpu_invariance.py --update-docs    # also write them into docs/results.md
-    python benchmarks/cpu_invariance.py --arms bf16 float32   # only these arms
-    python benchmarks/cpu_invariance.py --keep DIR       # keep the copies in DIR/<arm>
-    python benchmarks/cpu_invariance.py --reuse DIR      # decide again from copies kept earlier (no training);
+    python -m benchmarks.cpu_invariance                  # print the tables
+    python -m benchmarks.cpu_invariance --update-docs    # also write them into docs/results.md
+    python -m benchmarks.cpu_invariance --arms bf16 float32   # only these arms
+    python -m benchmarks.cpu_invariance --keep DIR       # keep the copies in DIR/<arm>
+    python -m benchmarks.cpu_invariance --reuse DIR      # decide again from copies kept earlier (no training);
                                                          # --note says where each came from
-    python benchmarks/cpu_invariance.py --speed 300      # only the training speed: the NoPE twin's first 300
+    python -m benchmarks.cpu_invariance --speed 300      # only the training speed: the NoPE twin's first 300
                                                          # steps in bf16 and float32, side by side, 1 thread each
                                                          # (with --update-docs, into docs/performance.md)
 
@@ -44,20 +44,19 @@ import tempfile
 import time
 from pathlib import Path
 
+from behind_rope import atomic
+from behind_rope.claims.c3 import claim_c3
+from behind_rope.claims.gate import leaves, verdicts
+from behind_rope.claims.outcome import settle
+from behind_rope.claims.panels import panel_statistics
+from behind_rope.config import claim_arguments, load
+from behind_rope.experiments.paths import gram_files, split_files, twin_files
+from behind_rope.experiments.runs import c3_twin_runs, competence_twins
+from behind_rope.experiments.steps import claims_settings, twin_settings
+from benchmarks.results_doc import PERFORMANCE, RESULTS, update
+from benchmarks.workspace import copy_workflow
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "src"))
-from behind_rope import atomic  # noqa: E402
-from behind_rope.claims.c3 import claim_c3  # noqa: E402
-from behind_rope.claims.gate import leaves, verdicts  # noqa: E402
-from behind_rope.claims.outcome import settle  # noqa: E402
-from behind_rope.claims.panels import panel_statistics  # noqa: E402
-from behind_rope.config import claim_arguments, load  # noqa: E402
-from behind_rope.experiments.paths import gram_files, split_files, twin_files  # noqa: E402
-from behind_rope.experiments.runs import c3_twin_runs, competence_twins  # noqa: E402
-from behind_rope.experiments.steps import claims_settings, twin_settings  # noqa: E402
-from conftest import copy_workflow  # noqa: E402
-from results_doc import PERFORMANCE, RESULTS, update  # noqa: E402
 
 # Arm -> the environment that picks its float kernels (empty: the machine's own) and the config it overlays.
 AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
@@ -248,7 +247,7 @@ def training_speed(config: dict, arms: list[str], steps: int) -> str:
         shutil.rmtree(scratch, ignore_errors=True)
     auto = str(training_dtype(torch.device("cpu"), "auto")).removeprefix("torch.")
     first = next(iter(metrics))
-    rows = [f"_Measured by `python benchmarks/cpu_invariance.py --speed {steps}`: the NoPE twin's first {steps} steps, "
+    rows = [f"_Measured by `python -m benchmarks.cpu_invariance --speed {steps}`: the NoPE twin's first {steps} steps, "
             f"the arms side by side, 1 thread each; `training.dtype: auto` picks {auto} on this CPU._", "",
             "| arm | CPU capability, dtype | tokens/s | / the first arm's |", "|---|---|---|---|"]
     rows += [f"| {arm} | {m['cpu_capability']}, {m['dtype']} | {m['tokens_per_second']:,.0f} | "
@@ -292,7 +291,7 @@ def main() -> None:
         if not (args.keep or args.reuse):
             shutil.rmtree(scratch, ignore_errors=True)
     took = f" ({', '.join(f'{arm} {value:.0f} s' for arm, value in seconds.items())})" if seconds else ""
-    text = (f"_Measured by `python benchmarks/cpu_invariance.py --update-docs`: every twin and run claim C3 reads, at "
+    text = (f"_Measured by `python -m benchmarks.cpu_invariance --update-docs`: every twin and run claim C3 reads, at "
             f"the default scale, once per arm on 2 cores{took}. Arms: `float32`, the twins trained in float32 (what "
             "`auto` does on a CPU); `bf16`, in bf16 autocast; `avx2`, float32 on the kernels of a CPU without AVX-512, "
             "emulated; `portable`, float32 on PyTorch's portable kernels (`ATEN_CPU_CAPABILITY=default`)."

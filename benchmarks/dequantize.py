@@ -10,10 +10,10 @@ times. The two folders are then compared: the same files, config.json equal, eve
 model.safetensors equal bit for bit (and every other file byte for byte). The table gives the
 best time of each method, the ratio, the peak memory of each, and whether the outputs are identical.
 
-    python benchmarks/dequantize.py                          # the three pipeline models
-    python benchmarks/dequantize.py --models smollm2 --repeats 3
-    python benchmarks/dequantize.py --gguf-dir /path/to/results/models
-    python benchmarks/dequantize.py --models qwen2_5_coder_1_5b --first-layers 4
+    python -m benchmarks.dequantize                          # the three pipeline models
+    python -m benchmarks.dequantize --models smollm2 --repeats 3
+    python -m benchmarks.dequantize --gguf-dir /path/to/results/models
+    python -m benchmarks.dequantize --models qwen2_5_coder_1_5b --first-layers 4
 
 With ``--first-layers N`` it compares instead the fast path on the whole model with the fast path on
 its first N decoder layers only (``pretrained.<model>.layers``): time, peak memory, and whether every
@@ -36,7 +36,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 MODELS = ("smollm2", "qwen2_5_coder", "gemma3")
 GGUF_DIRS = (ROOT / "results" / "models", Path("/work/baseline/results/models"))
 METHODS = {"reference": "reference_cache_gguf_model", "fast": "cache_gguf_model_fast"}

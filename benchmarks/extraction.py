@@ -18,10 +18,10 @@ projections, the attention products, the feed-forward block and the recorder's h
 capture's FLOP/s: the FLOPs of the layers it runs, counted from the model's shapes, times its
 tokens/s. It prints their ratio.
 
-    python benchmarks/extraction.py                      # SmolLM2, first 4 layers and all layers
-    python benchmarks/extraction.py --update-docs        # also rewrite the extraction table of docs/performance.md
-    python benchmarks/extraction.py --sequences 8 --device cuda
-    python benchmarks/extraction.py --model random:llama3_1_8b --device cuda --sequences 1000 --cases 4
+    python -m benchmarks.extraction                      # SmolLM2, first 4 layers and all layers
+    python -m benchmarks.extraction --update-docs        # also rewrite the extraction table of docs/performance.md
+    python -m benchmarks.extraction --sequences 8 --device cuda
+    python -m benchmarks.extraction --model random:llama3_1_8b --device cuda --sequences 1000 --cases 4
                                                          # Llama-3.1-8B's shapes, random weights (no hub needed)
 """
 
@@ -39,8 +39,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 REFERENCE = "reference_eager_presoftmax"
 # Shapes of models no machine here can download: random weights of the same configuration time the capture.
 RANDOM_MODELS = {
@@ -285,7 +283,7 @@ def compare(args) -> None:
 
 
 def update_docs(args, rows) -> None:
-    from results_doc import CLUSTER, PERFORMANCE, update
+    from benchmarks.results_doc import CLUSTER, PERFORMANCE, update
 
     model = args.model if args.model.startswith("random:") else Path(args.model).parent.name
     arguments = sys.argv[1:]
@@ -294,7 +292,7 @@ def update_docs(args, rows) -> None:
         arguments = arguments[:at] + arguments[at + 2:] + ["--update-docs"]
     command = " ".join(arguments)
     reference = f" (the reference on {args.reference_sequences})" if args.reference_sequences else ""
-    lines = [f"_Measured by `python benchmarks/extraction.py {command}`: {model}, {args.sequences} sequences"
+    lines = [f"_Measured by `python -m benchmarks.extraction {command}`: {model}, {args.sequences} sequences"
              f"{reference} of {args.seq_len} tokens, {args.threads} threads, median of {args.repeats} alternating "
              "runs._\n",
              "| layers recorded | device, dtype | ours: tokens/s, peak MB | reference: tokens/s, peak MB | speed-up "

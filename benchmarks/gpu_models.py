@@ -17,9 +17,9 @@ the default dtype (``llm.dtype: auto``, bf16).  It prints, per run, the seconds 
 peak GPU memory, whether the masked (NaN) entries are the CPU's, and the largest difference of the
 recorded arrays from the CPU's, relative to the CPU array's largest magnitude.
 
-    python benchmarks/gpu_models.py --output gpu_models.json --update-docs
-    python benchmarks/gpu_models.py --devices cpu --sequences 1      # the CPU half alone (no GPU needed)
-    python benchmarks/gpu_models.py --from-json gpu_models.json      # the docs table from a GPU machine's file
+    python -m benchmarks.gpu_models --output gpu_models.json --update-docs
+    python -m benchmarks.gpu_models --devices cpu --sequences 1      # the CPU half alone (no GPU needed)
+    python -m benchmarks.gpu_models --from-json gpu_models.json      # the docs table from a GPU machine's file
 """
 
 from __future__ import annotations
@@ -35,10 +35,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks.results_doc import CLUSTER, add_result_options, keep_result
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_doc import CLUSTER, add_result_options, keep_result  # noqa: E402
 
 CASES = {"cpu, float32": ("cpu", "float32"), "cuda, float32": ("cuda", "float32"), "cuda, auto": ("cuda", "auto")}
 # The arrays the claims read, per kind of run; the table reports the largest difference over them.
@@ -179,14 +178,14 @@ def group_of(run: str) -> tuple[str, str]:
 
 
 def update_docs(result: dict) -> None:
-    from results_doc import update
+    from benchmarks.results_doc import update
 
     cases = [case for case in result["cases"] if case != "cpu, float32"]
     groups: dict[tuple[str, str], list[dict]] = {}
     for row in result["rows"]:
         groups.setdefault(group_of(row["run"]), []).append(row)
     dtype = {case: result["rows"][0]["cases"][case]["dtype"] for case in cases}
-    lines = [f"_Measured by `python benchmarks/gpu_models.py --update-docs` on one {result['gpu']} (torch "
+    lines = [f"_Measured by `python -m benchmarks.gpu_models --update-docs` on one {result['gpu']} (torch "
              f"{result['torch']}), the CPU reference on {result['cpu_threads']} threads of the same machine: each "
              f"model of the default config with random weights from its own config.json, {result['sequences']} "
              "random-token sequences per run at each token set's length, batch size auto.  Seconds are summed over "

@@ -16,8 +16,8 @@ the default scale: a Llama of SmolLM2-135M's shapes and a Gemma-3 of gemma3's ``
    float32 and on CUDA with bf16 autocast (the GPU default, ``training.device: auto``); it prints both
    loss curves' last values and the speed-up.
 
-    python benchmarks/gpu_path.py --output gpu_path.json --update-docs
-    python benchmarks/gpu_path.py --from-json gpu_path.json   # the docs table from a GPU machine's file
+    python -m benchmarks.gpu_path --output gpu_path.json --update-docs
+    python -m benchmarks.gpu_path --from-json gpu_path.json   # the docs table from a GPU machine's file
 """
 
 from __future__ import annotations
@@ -33,12 +33,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_models import difference  # noqa: E402
+from benchmarks.gpu_models import difference
+from benchmarks.results_doc import CLUSTER, add_result_options, keep_result
 
-from results_doc import CLUSTER, add_result_options, keep_result  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 # SmolLM2-135M's shapes (config.json of HuggingFaceTB/SmolLM2-135M), random weights.
 SMOLLM2_SHAPES = {"vocab_size": 49152, "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
@@ -201,12 +199,12 @@ def compare_training(args) -> list[dict]:
 
 
 def update_docs(result: dict) -> None:
-    from results_doc import update
+    from benchmarks.results_doc import update
 
     capture, training = result["capture"], result["training"]
     keys = ("mean_scores", "log_z", "sink")
     models = ", ".join(capture.get("models", ["a random Llama of SmolLM2-135M's shapes"]))
-    lines = [f"_Measured by `python benchmarks/gpu_path.py --update-docs` on one {result['gpu']} (torch "
+    lines = [f"_Measured by `python -m benchmarks.gpu_path --update-docs` on one {result['gpu']} (torch "
              f"{result['torch']}), the CPU path on {result['cpu_threads']} threads of the same machine: {models}; "
              f"{capture['sequences']} sequences of {capture['seq_len']} tokens in batches of "
              f"{capture.get('batch_size', 4)}, the first {capture['layers']} layers with per-head records, on CUDA "

@@ -1,11 +1,11 @@
 """The cold-run benchmark: the whole DAG at the default scale, on a scratch copy of the workflow (inside a
 clone of the repository, so that the run's claims name the commit of each criterion).
 
-    python benchmarks/run_benchmarks.py                 # print the tables, write results/benchmarks/summary.json
-    python benchmarks/run_benchmarks.py --update-docs   # also rewrite docs/performance.md's table and the claims
+    python -m benchmarks.run_benchmarks                 # print the tables, write results/benchmarks/summary.json
+    python -m benchmarks.run_benchmarks --update-docs   # also rewrite docs/performance.md's table and the claims
                                                         # tables (behind_rope.claims.tables) from the cold run
-    python benchmarks/run_benchmarks.py --keep DIR      # keep the cold run's copy in DIR (results, logs, processes.jsonl)
-    python benchmarks/run_benchmarks.py --from-summary results/benchmarks/summary.json --update-docs
+    python -m benchmarks.run_benchmarks --keep DIR      # keep the cold run's copy in DIR (results, logs, processes.jsonl)
+    python -m benchmarks.run_benchmarks --from-summary results/benchmarks/summary.json --update-docs
                                                         # only rewrite docs/performance.md's table from a kept summary
 
 Measures: a cold run of the whole DAG at the default scale (ending with the PDF), with the CPU time
@@ -38,14 +38,12 @@ from pathlib import Path
 
 import psutil
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from conftest import WORKFLOW_PARTS, copy_workflow, disk_gb  # noqa: E402
+from behind_rope.atomic import write_json
+from behind_rope.claims.tables import write_tables
+from benchmarks.results_doc import PERFORMANCE, update
+from benchmarks.workspace import WORKFLOW_PARTS, copy_workflow, disk_gb
 
-sys.path.insert(0, str(ROOT / "src"))
-from behind_rope.atomic import write_json  # noqa: E402
-from behind_rope.claims.tables import write_tables  # noqa: E402
-from results_doc import PERFORMANCE, update  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 # A step holding less than this share of the run's CPU time is summed into one row of the docs table.
 SMALL_STEP = 0.02
@@ -478,7 +476,7 @@ def rules_table(summary: dict) -> str:
 def docs_block(summary: dict) -> str:
     """docs/performance.md's benchmark block: the measurements, the CPU time by step (the small steps in one
     row: the whole list is in the summary and on the terminal) and the critical path."""
-    return (f"_Measured by `python benchmarks/run_benchmarks.py` on {summary['machine']}: {summary['checkout']}, "
+    return (f"_Measured by `python -m benchmarks.run_benchmarks` on {summary['machine']}: {summary['checkout']}, "
             f"{host(summary)}._\n\n" + measurements_table(summary)
             + "\n\nWhere the CPU time went, per step (exact: each process's own, from benchmarks/process_log):\n\n"
             + describe_cpu(summary["steps"], SMALL_STEP)

@@ -1,7 +1,7 @@
 """The cost of the SLURM route: the smoke DAG run locally and through a local SLURM cluster, side by side.
 
-    python benchmarks/slurm_overhead.py                  # print the table
-    python benchmarks/slurm_overhead.py --update-docs    # also refresh the SLURM table of docs/cluster.md
+    python -m benchmarks.slurm_overhead                  # print the table
+    python -m benchmarks.slurm_overhead --update-docs    # also refresh the SLURM table of docs/cluster.md
 
 The three runs start cold, on fresh copies of the workflow, in this order: local; through SLURM with
 every job queued (``submit_host: false`` in every resource group); through SLURM as configured, where
@@ -22,11 +22,11 @@ from pathlib import Path
 
 import yaml
 
+from benchmarks.results_doc import CLUSTER, update
+from benchmarks.workspace import copy_workflow
+from tests.cluster import local_cluster
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from cluster import local_cluster  # noqa: E402
-from conftest import copy_workflow  # noqa: E402
-from results_doc import CLUSTER, update  # noqa: E402
 
 SMOKE = ("--configfile", "config/smoke.yaml")
 
@@ -91,7 +91,7 @@ def main() -> None:
     table = "\n".join(["| measurement | value |", "|---|---|", *(f"| {name} | {value} |" for name, value in rows)])
     print(table)
     if args.update_docs:
-        update("slurm", "_Measured by `python benchmarks/slurm_overhead.py --update-docs` on 2 cores._\n\n" + table, CLUSTER)
+        update("slurm", "_Measured by `python -m benchmarks.slurm_overhead --update-docs` on 2 cores._\n\n" + table, CLUSTER)
 
 
 if __name__ == "__main__":

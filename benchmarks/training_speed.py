@@ -13,29 +13,27 @@ Arms, each adding one lever to the one before:
   every product batched over the seeds (rate per seed-step): a lever where the Python of a step, not its
   arithmetic, is the cost; the twins are past that size.
 
-    python benchmarks/training_speed.py                  # print the table
-    python benchmarks/training_speed.py --steps 40       # time 40 steps per arm (default 30)
-    python benchmarks/training_speed.py --update-docs    # also write it into docs/performance.md
+    python -m benchmarks.training_speed                  # print the table
+    python -m benchmarks.training_speed --steps 40       # time 40 steps per arm (default 30)
+    python -m benchmarks.training_speed --update-docs    # also write it into docs/performance.md
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
+from behind_rope.config import load
+from behind_rope.experiments.steps import twin_settings
+from behind_rope.twins.model import TwinSize, build_twin
+from behind_rope.twins.train import LOSS_CHUNK, NextTokenCrossEntropy, compiled_body, next_token_loss
+from benchmarks.results_doc import PERFORMANCE, update
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(ROOT / "src"))
-from behind_rope.config import load  # noqa: E402
-from behind_rope.experiments.steps import twin_settings  # noqa: E402
-from behind_rope.twins.model import TwinSize, build_twin  # noqa: E402
-from behind_rope.twins.train import LOSS_CHUNK, NextTokenCrossEntropy, compiled_body, next_token_loss  # noqa: E402
-from results_doc import PERFORMANCE, update  # noqa: E402
 
 STACKED_SEEDS = 5
 
@@ -163,7 +161,7 @@ def measure(positional: str, size: TwinSize, batch: int, length: int, steps: int
 def table(rate: float, flops: float, results: dict[str, dict], steps: int, size: TwinSize, batch: int) -> str:
     """One row per arm, the NoPE and RoPE twins side by side: tokens/s, the ratio to the matrix-product rate, the
     speed against the first arm's, and the first step's seconds (compiling, where the arm compiles)."""
-    rows = [f"_Measured by `python benchmarks/training_speed.py --steps {steps}`: one thread, float32, batches of "
+    rows = [f"_Measured by `python -m benchmarks.training_speed --steps {steps}`: one thread, float32, batches of "
             f"{batch} x {size.max_positions} tokens; this CPU's {torch.backends.cpu.get_cpu_capability()} matrix "
             f"product runs at {rate / 1e9:.0f} GFLOP/s; a step is {flops / 1e9:.1f} GFLOP of products._", "",
             "| arm | tokens/s, NoPE / RoPE | / matrix-product rate | / the first arm's | first step, s |",

@@ -7,17 +7,17 @@ compute.  Per recipe and seed it prints the held-out and unigram losses, the ord
 trained and the CPU seconds of the training alone.  The held-out loss is also recorded every ``--every``
 steps, so that a stop rule can be read off the curves.
 
-    python benchmarks/twin_pilot.py --out pilot.json                      # every recipe below, seed 101
-    python benchmarks/twin_pilot.py --recipes small --positional nope rope --seeds 101 102 --out pilot.json
-    python benchmarks/twin_pilot.py --out pilot.json --update-docs --recipes    # only the table, from pilot.json
-    python benchmarks/twin_pilot.py --out deep.json --update-docs --recipes --block other_block  # another table
+    python -m benchmarks.twin_pilot --out pilot.json                      # every recipe below, seed 101
+    python -m benchmarks.twin_pilot --recipes small --positional nope rope --seeds 101 102 --out pilot.json
+    python -m benchmarks.twin_pilot --out pilot.json --update-docs --recipes    # only the table, from pilot.json
+    python -m benchmarks.twin_pilot --out deep.json --update-docs --recipes --block other_block  # another table
 
 With ``--probe N ...`` it also sizes C3's probe on every kept NoPE twin instead of training: i.i.d. tokens of each
 size N go through the pipeline's own twin-inputs and scores steps, and only the probe's noise is read (the layer-2
 key slopes' half differences, row by row as C3's power precondition reads them), with the power that noise gives
 a twin at the amplification bound.  No C3 statistic (locality, key slope) is computed.
 
-    python benchmarks/twin_pilot.py --recipes --probe 1024 12288 --keep kept --out pilot.json
+    python -m benchmarks.twin_pilot --recipes --probe 1024 12288 --keep kept --out pilot.json
 
 It reads the prepared corpus of this checkout (``snakemake prepare_corpus`` first), and ``--probe`` the bound slope
 from its results/claims.json.
@@ -36,14 +36,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from behind_rope.config import load
+from behind_rope.experiments.paths import split_files
+from behind_rope.twins.competence import order_gap
+from behind_rope.twins.model import TwinSize, save_twin
+from behind_rope.twins.train import StopWhen, TrainSettings, train_twin
+from behind_rope.twins.vocabulary import remap, twin_vocabulary
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-from behind_rope.config import load  # noqa: E402
-from behind_rope.experiments.paths import split_files  # noqa: E402
-from behind_rope.twins.competence import order_gap  # noqa: E402
-from behind_rope.twins.model import TwinSize, save_twin  # noqa: E402
-from behind_rope.twins.train import StopWhen, TrainSettings, train_twin  # noqa: E402
-from behind_rope.twins.vocabulary import remap, twin_vocabulary  # noqa: E402
 
 SMALL = {"vocab_size": 2048, "hidden_size": 128, "layers": 4, "heads": 2, "kv_heads": 1, "head_dim": 64,
          "intermediate_size": 384}
@@ -142,7 +142,7 @@ def probe_table(probes: list[dict]) -> str:
 
 def table(records: list[dict], source: str) -> str:
     """The docs table of the pilot's runs, one row per recipe, twin and seed."""
-    rows = [f"_Written by `python benchmarks/twin_pilot.py --update-docs` from {source}._", "",
+    rows = [f"_Written by `python -m benchmarks.twin_pilot --update-docs` from {source}._", "",
             "| recipe | twin | seed | twin vocabulary, hidden, FFN | batch | peak LR | steps | held-out / unigram loss "
             "| order gap (nats; lower 95 % end) | CPU s (training) |", "|---" * 10 + "|"]
     for row in records:
@@ -198,8 +198,7 @@ def main() -> None:
                       f"± {row['order_gap']['standard_error']:.3f} ({gaps}); {row['train_cpu_s']:.0f} CPU s, "
                       f"{row['train_wall_s']:.0f} s", flush=True)
     if args.update_docs:
-        sys.path.insert(0, str(ROOT / "benchmarks"))
-        from results_doc import RESULTS, update
+        from benchmarks.results_doc import RESULTS, update
 
         update(args.block, table(records, args.source) + (probe_table(probes) if probes else ""), RESULTS)
 

@@ -2,7 +2,6 @@ import os
 import re
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -12,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-WORKFLOW_PARTS = ["Snakefile", "profiles", "workflow", "config", "envs", "src", "paper"]
+from benchmarks.workspace import ROOT, WORKFLOW_PARTS, copy_workflow, disk_gb  # noqa: F401 (the tests' names)
+
 # Big intermediate files that no test reads again once the smoke run is done.
 HEAVY_RESULTS = ("models", "raw")
 # What a result file records about the run rather than the science: times and memory.
@@ -64,17 +63,6 @@ def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Compl
     return done
 
 
-def copy_workflow(destination: Path) -> Path:
-    destination.mkdir(parents=True, exist_ok=True)
-    for part in WORKFLOW_PARTS:
-        source = ROOT / part
-        if source.is_dir():
-            shutil.copytree(source, destination / part, ignore=shutil.ignore_patterns("__pycache__", "build"))
-        else:
-            shutil.copy2(source, destination / part)
-    return destination
-
-
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory) -> Path:
     """A copy of the workflow, run once end to end at the smoke scale."""
@@ -93,16 +81,6 @@ def copy_run(workdir: Path, destination: Path) -> Path:
     """A copy of a finished run, without the big intermediate files (Snakemake does not need them back)."""
     shutil.copytree(workdir, destination, symlinks=True, ignore=ignore_heavy)
     return destination
-
-
-def disk_gb(folder: Path) -> float:
-    """The disk space the files under ``folder`` take (hard links counted once), in GB; 0 if it is missing."""
-    blocks = {}
-    for path in folder.rglob("*"):
-        info = path.lstat()  # one call per file; a link is not followed
-        if stat.S_ISREG(info.st_mode):
-            blocks[info.st_dev, info.st_ino] = info.st_blocks
-    return sum(blocks.values()) * 512 / 1e9
 
 
 def link_or_copy(source, destination):

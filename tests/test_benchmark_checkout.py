@@ -2,14 +2,11 @@
 that its claims, and the tables docs/results.md takes from them, name the commit of each criterion."""
 
 import filecmp
-import sys
 
 from behind_rope.claims.preregistration import criterion_commits, deciding_paths
 from behind_rope.config import load
+from benchmarks.run_benchmarks import workflow_in_a_clone
 from conftest import ROOT, copy_workflow
-
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from run_benchmarks import workflow_in_a_clone  # noqa: E402
 
 
 def test_the_benchmark_copy_knows_each_criterion_commit_where_a_bare_copy_cannot(tmp_path, monkeypatch):

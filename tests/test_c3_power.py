@@ -1,15 +1,14 @@
 """C3's probe against its own noise (benchmarks/c3_power.py): the yardsticks it prints are right, and its noise
 estimate reads the halves row by row."""
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from benchmarks.c3_power import expected_share, row_noise
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from c3_power import expected_share, row_noise  # noqa: E402
 
 
 def test_the_predicted_share_reads_each_row_with_its_own_noise():

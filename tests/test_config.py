@@ -254,7 +254,7 @@ def test_add_models_extends_the_scales_models_and_variants_may_name_models_it_dr
     config = copy.deepcopy(load())
     config["llm"]["add_models"] = ["smollm2", "qwen2_5_coder_1_5b"]
     config["llm"]["models"] = ["smollm2", "gemma3"]
-    validate(config)
+    config = validate(config)
     assert config["llm"]["models"] == ["smollm2", "gemma3", "qwen2_5_coder_1_5b"] and "add_models" not in config["llm"]
     # ntk2 names qwen2_5_coder, which this config drops: its variant is left out, not an error
     assert "qwen2_5_coder.ntk2" not in llm_variant_names(config)
@@ -334,3 +334,19 @@ def test_a_config_file_that_cannot_be_read_is_named_in_one_sentence_with_its_lin
     assert "The config file config/list.yaml holds a list, not keys and values" in said["list"]
     assert not any("Traceback" in text for text in said.values()) and not (workdir / "results").exists()
     assert problem(workdir / "config" / "config.yaml") is None
+
+
+def test_validation_changes_nothing_it_is_given_and_fills_in_a_copy():
+    from behind_rope.config import BASE_FILES, check, complete, load_yaml, merge
+
+    raw = {}
+    for name in (*BASE_FILES, "config/smoke.yaml"):
+        raw = merge(raw, load_yaml((ROOT / name).read_text()))
+    raw["llm"]["add_models"] = ["qwen2_5_coder"]  # a shorthand that completing resolves
+    before = copy.deepcopy(raw)
+    check(raw)
+    completed = validate(raw)
+    assert raw == before
+    assert completed == complete(raw) == validate(completed)  # completing twice changes nothing more
+    assert "add_models" not in completed["llm"] and "seeds" not in completed["training"]["twins"]["nope"]
+    assert raw == before

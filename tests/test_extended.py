@@ -36,7 +36,8 @@ def test_a_model_is_either_decided_on_or_extended():
         validate(config)
     added = copy.deepcopy(load())  # a recipe that decides on it adds it, and it is no longer extended
     added["llm"]["add_models"] = [EXTENDED]
-    assert validate(added)["llm"]["extended_models"] == [] and EXTENDED in added["llm"]["models"]
+    added = validate(added)
+    assert added["llm"]["extended_models"] == [] and EXTENDED in added["llm"]["models"]
 
 
 def test_all_plans_none_of_the_extended_work_and_extended_plans_all_of_it(tmp_path):

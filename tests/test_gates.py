@@ -146,3 +146,15 @@ def test_the_library_is_one_subpackage_per_stage_each_saying_what_it_owns():
 def test_the_shared_rules_file_stays_short():
     lines = (ROOT / "workflow" / "rules" / "common.smk").read_text().count("\n")
     assert lines <= 100, f"workflow/rules/common.smk has {lines} lines; move helpers to behind_rope.pipeline.rules"
+
+
+def test_the_library_and_the_benchmarks_import_by_name_without_editing_the_import_path():
+    """The benchmarks are a package (``python -m benchmarks.<name>``) and the library is installed: neither puts
+    folders on ``sys.path`` to reach the other."""
+    edits = [f"{path.relative_to(ROOT)}:{node.lineno}" for folder in ("src", "benchmarks")
+             for path in sorted((ROOT / folder).rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Attribute) and node.attr in {"insert", "append", "extend"}
+             and isinstance(node.value, ast.Attribute) and node.value.attr == "path"
+             and isinstance(node.value.value, ast.Name) and node.value.value.id == "sys"]
+    assert edits == []

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.run_benchmarks import OTHER_CHILDREN, WARM_START_SERVER, describe_cpu, process_cpu
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from run_benchmarks import OTHER_CHILDREN, WARM_START_SERVER, describe_cpu, process_cpu  # noqa: E402
 
 
 def test_every_python_process_of_a_run_logs_its_cpu_time(tmp_path):

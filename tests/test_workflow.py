@@ -176,20 +176,6 @@ def test_a_comment_or_a_docstring_in_a_library_module_reruns_nothing(smoke_run):
     assert "Nothing to be done" in plan.stdout, plan.stdout + plan.stderr
 
 
-@pytest.mark.parametrize("alias", ["fig1", "fig2", "fig3", "fig4", "fig5"])
-def test_the_old_figure_targets_still_build(smoke_run, alias):
-    # docs/renames.md: fig1 ... fig5 are aliases of the figures' current names
-    figure = next(figure for figure in FIGURES.values() if figure.name.startswith(alias + "_"))
-    png = smoke_run / figure.files[1]
-    png.rename(png.with_suffix(".moved"))  # the figure is missing: its old name must plan it
-    try:
-        plan = snakemake(smoke_run, alias, "--configfile", "config/smoke.yaml", "--dry-run")
-    finally:
-        png.with_suffix(".moved").rename(png)
-    assert figure.name in planned_rules(plan) and planned_rules(plan) <= {alias, figure.name}, plan.stdout + plan.stderr
-    assert f"`{alias}` | `{figure.name}`" in (ROOT / "docs" / "renames.md").read_text()
-
-
 def test_editing_a_caption_reruns_the_paper_and_no_plot(smoke_run):
     table = smoke_run / "workflow" / "figures.yaml"
     original = table.read_text()

