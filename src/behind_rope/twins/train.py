@@ -346,8 +346,8 @@ def train_and_save(settings: dict, train_path, valid_path, output_dir: Path, res
     The folder holds the weights (safetensors), its config, ``training.json`` (the settings it was
     trained with), the vocabulary map, ``loss.csv`` (one
     row per step, with the held-out loss where it was measured) and ``metrics.json`` (held-out and unigram
-    losses, the steps trained); the run's throughput, time and memory go to ``run_record``.  Whether the twin is sane is decided by claim C3.  ``code``, a digest
-    of the training code (the rule passes its ``code`` param), keeps a checkpoint left by other code from being
+    losses, the steps trained); the run's throughput, time and memory go to ``run_record``.  Whether the twin
+    is sane is decided by claim C3.  ``code``, a digest of the training code (the rule passes its ``code`` param), keeps a checkpoint left by other code from being
     resumed: after an edit the step reruns, and resuming its finished checkpoint would train nothing.
     ``scale_reference``: the model.safetensors of the twin named by the settings' ``weight_scale_of``.
     """
