@@ -31,6 +31,7 @@ rule all:
     default_target: True
     input:
         "results/claims.json",
+        "results/registration.yaml",
         [path for figure in FIGURES.values() for path in figure.files],
         "paper/build/main.pdf",
 

@@ -3,8 +3,9 @@ that its claims, and the tables docs/results.md takes from them, name the commit
 
 import filecmp
 
-from behind_rope.claims.preregistration import criterion_commits, deciding_paths
+from behind_rope.claims.preregistration import criterion_commits
 from behind_rope.config import load
+from behind_rope.registration import deciding_paths
 from benchmarks.run_benchmarks import workflow_in_a_clone
 from conftest import ROOT, copy_workflow
 

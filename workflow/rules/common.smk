@@ -19,13 +19,7 @@ os.environ.update(
 )
 
 from behind_rope import atomic
-from behind_rope.claims.preregistration import (
-    REGISTRATION,
-    criterion_commits,
-    deciding_paths,
-    registration,
-    registration_paths,
-)
+from behind_rope.claims.preregistration import REGISTRATION, criterion_commits, registration
 from behind_rope.claims.summary import print_summary
 from behind_rope.config import ConfigError, claim_arguments, merge, typed_command_line, validate
 from behind_rope.experiments import paths, pins, runs, steps
@@ -36,6 +30,7 @@ from behind_rope.pipeline import warm_start
 from behind_rope.pipeline.allocator import job_environment
 from behind_rope.pipeline.codedigest import script_code, step_code
 from behind_rope.pipeline.rules import cancel_idle_rechecks, names, verbatim
+from behind_rope.registration import deciding_paths, draw, registration_paths, run_data
 
 # A wildcard constraint no value meets (an empty one would constrain nothing).
 NO_VALUE = "(?!)"
@@ -79,7 +74,12 @@ CRITERION_COMMITS = criterion_commits(
     kept=Path(".snakemake") / "behind_rope_criteria_yaml.json",
 )
 # The registration every claim is decided by: the hash of all deciding values, and the commit that fixed them.
-REGISTERED = registration(Path(workflow.basedir), config, CRITERION_COMMITS.pop(REGISTRATION))
+# With it, what the claims are decided on: the arm, the seeds and how they were drawn, the corpora by their pins.
+REGISTERED = registration(Path(workflow.basedir), config, CRITERION_COMMITS.pop(REGISTRATION)) | {
+    "data": run_data(config)
+}
+# A confirmatory run's seeds drawn from that hash (seed: registered); the exploratory arm's as it names them.
+config.update(draw(config))
 TWINS = config["training"]["twins"]
 # The twins trained here, and those read from a checkpoint (behind_rope.twins.checkpoint).
 TRAINED = runs.trained_twins(config)

@@ -58,7 +58,7 @@ rule checkpoint_inputs:
 
 rule llm_inputs:
     input:
-        archive=paths.corpus_archive(config),
+        archive=paths.corpus_archive(config, config["llm"]["corpus"]),
         model=lambda wildcards: paths.llm_source_files(config, wildcards.llm),
     output:
         [f"results/inputs/{{llm}}/{name}.npy" for name in config["llm"]["inputs"]],

@@ -20,6 +20,7 @@ from behind_rope.claims import markdown as md
 from behind_rope.claims.format import listing, number, tex_escape
 from behind_rope.claims.outcome import precondition, settle
 from behind_rope.maths.metrics import split_half_floor
+from behind_rope.registration import claim_data
 
 LayerCheck = Callable[[dict], bool]
 
@@ -199,7 +200,9 @@ def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: d
     for name, claim in result.items():
         entry = "C8" if name.startswith("C8") else name
         claim["criterion_commit"] = commits.get(entry, "unknown")
-        claim["registration"] = settings["registration"]
+        registration = settings["registration"]
+        claim["registration"] = {key: value for key, value in registration.items() if key != "data"}
+        claim["data"] = claim_data(registration.get("data", {}), name)
         claim["paper"] = settings["entries"][entry]["paper"]
         settle(claim)
     return result

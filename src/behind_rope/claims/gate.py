@@ -9,7 +9,9 @@ gated) and a few key measured values with a tolerance each.  CI
 runs the default workflow once and fails when a verdict differs or a value leaves its tolerance, so
 no change can flip a verdict unnoticed.  Changing a verdict on
 purpose means rewriting that file (``python -m behind_rope verdict-gate --write``) in the same
-commit, with a row in config/criteria_history.yaml.
+commit, with a row in config/criteria_history.yaml.  The file names the registration its verdicts were written
+from: a run of another registration fails the gate until its verdicts are written, and the gate also holds every
+outcome to the registration's row in the append-only config/registrations.yaml (behind_rope.claims.record).
 """
 
 from __future__ import annotations
@@ -102,12 +104,17 @@ def expected_from(claims: dict, scale: str) -> dict:
             continue
         tolerance = next(tol for pattern, tol in KEY_VALUES.items() if fnmatch.fnmatch(path, pattern))
         values[path] = {"value": value, "tolerance": tolerance}
-    return {"scale": scale, "verdicts": verdicts(claims), "values": values}
+    registration = next(iter(claims.values()), {}).get("registration", {}).get("hash")
+    return {"scale": scale, "registration": registration, "verdicts": verdicts(claims), "values": values}
 
 
 def compare(claims: dict, expected: dict) -> list[str]:
     """Every difference between a run's claims and the expected file, one sentence each (empty: the gate passes)."""
     problems = []
+    registration = next(iter(claims.values()), {}).get("registration", {}).get("hash")
+    if expected.get("registration") and registration != expected["registration"]:
+        problems.append(f"the run's registration is {registration}, the expected file's {expected['registration']}: "
+                        "a new registration's verdicts are written (--write) with its row in config/registrations.yaml")
     found = verdicts(claims)
     for path, verdict in expected["verdicts"].items():
         if path not in found:

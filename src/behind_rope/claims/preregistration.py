@@ -14,60 +14,23 @@ keep what it parsed in a file it is given: Snakemake's own folder).  A failure o
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import subprocess
 from pathlib import Path
 
 from behind_rope import atomic
 from behind_rope.config import load_yaml
+from behind_rope.registration import claims_of, deciding_paths, registration_hash, values_at
 
 CONFIG_FILES = ("config/config.yaml", "config/claims.yaml")
 HISTORY_PATH = "config/criteria_history.yaml"
-CLAIM_PARTS = ("runs", "controls", "criteria", "preconditions", "recorded", "depends_on")
-OPTIONAL_PARTS = ("preconditions", "recorded")  # deciding paths only where a claim has them
-# What decides every claim: the shared measures, and the seed that draws every claim's inputs (the simulations,
-# the twins' weights and batches, the token sets).
-EVERY_CLAIM = ("measures", "seed")
 UNKNOWN, UNCOMMITTED = "unknown", "uncommitted"
 # The Markdown table's columns; the paper prints the same fields as one entry per change.
 COLUMNS = ("commit", "date", "claims", "what changed", "why", "written after results?")
 
 
-def deciding_paths(claims_config: dict, name: str) -> list[str]:
-    """The dotted config paths whose values decide claim ``name``: its own parts, what decides every claim
-    (``EVERY_CLAIM``) and its depends_on.  ``preconditions`` decide whether its criteria decide it (its outcome);
-    ``recorded`` decides no claim's own verdict, but it holds the constants of checks reported beside it, which the
-    verdict gate holds too; each counts where a claim has it.
-
-    ``claims_config`` is the merged config (config.yaml with claims.yaml over it).
-    """
-    claim = _claims(claims_config).get(name)
-    optional = [part for part in OPTIONAL_PARTS if not (isinstance(claim, dict) and part in claim)]
-    paths = [f"claims.{name}.{part}" for part in CLAIM_PARTS if part not in optional] + list(EVERY_CLAIM)
-    depends_on = claim.get("depends_on") if isinstance(claim, dict) else None
-    for path in depends_on if isinstance(depends_on, list) else []:
-        if isinstance(path, str) and path not in paths:
-            paths.append(path)
-    return paths
-
-
 # The key of criterion_commits' answer that covers every claim's deciding paths: the registration's commit.
 REGISTRATION = "registration"
-
-
-def registration_paths(config: dict) -> list[str]:
-    """Every dotted config path whose value decides some claim: the union of the claims' deciding paths."""
-    return sorted({path for name in _claims(config) for path in deciding_paths(config, name)})
-
-
-def registration_hash(config: dict) -> str:
-    """The registration: a content hash (16 hex characters) of every deciding value (:func:`registration_paths`),
-    so that changing any deciding constant, size, seed or rule makes a new registration, while a comment, the
-    order of keys or a setting that decides nothing (threads, say) does not."""
-    paths = registration_paths(config)
-    text = json.dumps(dict(zip(paths, _values(config, paths), strict=True)), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def registration(root: Path, config: dict, commit: str) -> dict:
@@ -107,10 +70,10 @@ def criterion_commits(root: Path, paths_by_claim: dict[str, list[str]], files=CO
     head, history = configs[0], configs[1:]
     answers = {}
     for name, paths in paths_by_claim.items():
-        if _values(working, paths) != _values(head, paths):
+        if values_at(working, paths) != values_at(head, paths):
             answers[name] = UNCOMMITTED
             continue
-        values = [_values(config, paths) for config in history]
+        values = [values_at(config, paths) for config in history]
         older = values[1:] + [[None] * len(paths)]  # the first commit changed what was nothing before
         answers[name] = next((commit[:12] for commit, new, old in zip(commits, values, older, strict=True) if new != old),
                              UNKNOWN)
@@ -192,9 +155,9 @@ def unrecorded_changes(root: Path, files=CONFIG_FILES, history: str = HISTORY_PA
             continue
         new, old = (_overlay_all(parsed_at(version, file) for file in files) for version in (full, f"{full}^"))
         changed = []
-        for name in dict.fromkeys([*_claims(new), *_claims(old)]):
+        for name in dict.fromkeys([*claims_of(new), *claims_of(old)]):
             paths = list(dict.fromkeys(deciding_paths(new, name) + deciding_paths(old, name)))
-            if _values(new, paths) != _values(old, paths):
+            if values_at(new, paths) != values_at(old, paths):
                 changed.append(name)
         if changed:
             found.append((short, changed))
@@ -335,22 +298,6 @@ def _read_text(file: Path) -> str | None:
 def _read_working(file: Path) -> object:
     text = _read_text(file)
     return {} if text is None else load_yaml(text)
-
-
-def _values(config: dict, paths: list[str]) -> list:
-    """The value at each dotted path, None where the path is missing."""
-    values = []
-    for path in paths:
-        node = config
-        for key in path.split("."):
-            node = node.get(key) if isinstance(node, dict) else None
-        values.append(node)
-    return values
-
-
-def _claims(config: dict) -> dict:
-    claims = config.get("claims") if isinstance(config, dict) else None
-    return claims if isinstance(claims, dict) else {}
 
 
 def _rows(history) -> list[dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from behind_rope.claims.outcome import outcome
 from behind_rope.claims.seeds import describe
+from behind_rope.registration import status
 
 
 def c3_detail_lines(claim: dict) -> list[str]:
@@ -52,10 +53,12 @@ def summary_lines(claims: dict) -> list[str]:
     """One line per claim, its verdict and its threshold, and for C3 its seeds and panels (printed by the
     claims step and at the end of a run)."""
     lines = []
-    registration = next(iter(claims.values()), {}).get("registration")
+    first = next(iter(claims.values()), {})
+    registration, data = first.get("registration"), first.get("data", {})
     if registration:
         lines.append(f"Registration {registration['hash']} (its deciding values last changed at {registration['commit']}"
-                     f"{', ' + registration['date'] if registration['date'] else ''}); decided on exploratory data")
+                     f"{', ' + registration['date'] if registration['date'] else ''}): {status(registration, data)}; "
+                     f"seeds {data.get('seed_rule', 'unknown')}")
     for name, claim in claims.items():
         commit = claim.get("criterion_commit", "unknown")
         lines.append(f"{name}: {outcome(claim)}  ({claim['threshold']}; criterion {commit})")

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.request
 import zipfile
 import zlib
 from pathlib import Path
@@ -50,12 +51,24 @@ def verify_sha256(path: str | Path, expected: str, what: str) -> None:
         )
 
 
-def _download_command(source: str, package: str, version: str, folder: str) -> list[str]:
+def _download(source: str, package: str, version: str, folder: str) -> str | None:
+    """Download the package into ``folder``: a wheel by pip (its index, proxies and find-links as pip is set up),
+    an npm tarball from the registry (``npm_config_registry``, as npm reads it, else registry.npmjs.org), which
+    needs no Node.js.  Returns why it failed, or None."""
     if source == "pypi":
-        return [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                "--disable-pip-version-check", "--quiet", f"{package}=={version}", "-d", folder]
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                   "--disable-pip-version-check", "--quiet", f"{package}=={version}", "-d", folder]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+        return None if done.returncode == 0 else (done.stderr.strip().splitlines() or ["no output"])[-1]
     if source == "npm":
-        return ["npm", "pack", f"{package}@{version}", "--silent", "--pack-destination", folder]
+        registry = os.environ.get("npm_config_registry", "https://registry.npmjs.org").rstrip("/")
+        url = f"{registry}/{package}/-/{package.rsplit('/', 1)[-1]}-{version}.tgz"
+        try:
+            with urllib.request.urlopen(url, timeout=300) as response, open(Path(folder) / url.rsplit("/", 1)[-1], "wb") as out:
+                shutil.copyfileobj(response, out)
+        except (OSError, ValueError) as error:
+            return f"{url}: {error}"
+        return None
     raise FetchError(f"Unknown package source {source!r}; use pypi or npm.")
 
 
@@ -89,14 +102,10 @@ def _download_into_cache(source: str, package: str, version: str, sha256: str, s
     what = f"the {source} package {package}=={version}"
     cached = cached_package_path(source, sha256, suffix)
     with tempfile.TemporaryDirectory() as folder:
-        command = _download_command(source, package, version, folder)
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
-        except FileNotFoundError:
-            raise FetchError(f"Cannot download {package} from {source}: '{command[0]}' is not installed.") from None
+        failed = _download(source, package, version, folder)
         files = sorted(Path(folder).iterdir())
-        if done.returncode != 0 or len(files) != 1:
-            said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        if failed or len(files) != 1:
+            said = failed or f"{len(files)} files"
             raise FetchError(
                 f"Downloading {package}=={version} from {source} failed ({said}); "
                 f"check the network, or put the file at {cached} by hand."

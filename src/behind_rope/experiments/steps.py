@@ -96,7 +96,7 @@ def dequantise_options(config: dict, model: str) -> str:
 
 
 def llm_input_settings(config: dict, model: str) -> dict:
-    corpus = config["data"]["corpora"][config["data"]["corpus"]]
+    corpus = config["data"]["corpora"][config["llm"]["corpus"]]
     return {"model": model, "source": llm_source(config, model), "format": corpus["format"],
             "sets": llm_input_sets(config, model), "seed": config["seed"]}
 
