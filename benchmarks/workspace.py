@@ -12,11 +12,14 @@ WORKFLOW_PARTS = ["Snakefile", "profiles", "workflow", "config", "envs", "src", 
 
 
 def copy_workflow(destination: Path) -> Path:
-    """The workflow's parts copied into ``destination`` (no results, no build folders)."""
+    """The workflow's parts copied into ``destination`` (no results, no build folders); a part that is a link in
+    the repository (``profiles``) stays a link, so that a copy inside a clone matches its commit."""
     destination.mkdir(parents=True, exist_ok=True)
     for part in WORKFLOW_PARTS:
         source = ROOT / part
-        if source.is_dir():
+        if source.is_symlink():
+            (destination / part).symlink_to(source.readlink())
+        elif source.is_dir():
             shutil.copytree(source, destination / part, ignore=shutil.ignore_patterns("__pycache__", "build"))
         else:
             shutil.copy2(source, destination / part)

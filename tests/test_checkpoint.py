@@ -200,7 +200,7 @@ def test_a_checkpoint_twin_is_refused_without_a_checkpoint_or_a_hub_dataset_in_o
         (lambda c: c["training"]["twins"][TWIN]["inputs"].update(corpus="sotu"), "must name a hub dataset"),
         (lambda c: c["training"]["twins"][TWIN].update(steps=10), "it is not trained here"),
         (lambda c: c["twin_analysis"].update(checkpoint="nope"), "must name a twin with pretrained"),
-        (lambda c: c["data"].update(corpus=CORPUS), "the twins train on a pinned package corpus"),
+        (lambda c: c["data"].update(corpus=CORPUS), "the twins and the LLMs read a pinned package corpus"),
     ]:
         config = copy.deepcopy(paper)
         edit(config)

@@ -57,7 +57,7 @@ def test_the_readme_claims_table_says_what_the_verdict_gate_holds():
 
     text = (ROOT / "README.md").read_text()
     table = text.split("<!-- readme_claims:start -->")[1].split("<!-- readme_claims:end -->")[0]
-    found = dict(re.findall(r"^\| ([CR]\w+) \| .* \| \*\*(PASS|FAIL|UNDECIDED)\*\* \|$", table, re.MULTILINE))
+    found = dict(re.findall(r"^\| ([CR]\w+) \| .* \| \*\*(PASS|FAIL|UNDECIDED)\*\* \| [^|]+ \|$", table, re.MULTILINE))
     expected = json.loads((ROOT / "tests" / "expected_verdicts.json").read_text())["verdicts"]
     assert found == {path.split(".")[0]: outcome for path, outcome in expected.items() if path.endswith(".outcome")
                      and path.count(".") == 1}
@@ -140,7 +140,8 @@ def test_the_library_is_one_subpackage_per_stage_each_saying_what_it_owns():
         docstring = ast.get_docstring(ast.parse((package / name / "__init__.py").read_text()))
         assert docstring and len(docstring) > 40, f"behind_rope/{name}/__init__.py must say what it owns"
     top = {path.stem for path in package.glob("*.py")} - {"__init__", "__main__"}
-    assert top == {"atomic", "config", "device"}, f"modules at the top: {sorted(top)}"
+    # the registration sits below the config, which draws a run's seeds from it (tests/test_layering.py)
+    assert top == {"atomic", "config", "device", "registration"}, f"modules at the top: {sorted(top)}"
 
 
 def test_the_shared_rules_file_stays_short():

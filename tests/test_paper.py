@@ -306,16 +306,23 @@ def test_the_docs_claims_tables_come_from_the_claims_file(smoke_run, tmp_path):
 
     from behind_rope.claims.tables import CRITERIA, README, RESULTS, write_tables
 
-    for page in (RESULTS, CRITERIA, README, "config/criteria_history.yaml"):
+    for page in (RESULTS, CRITERIA, README, "config/criteria_history.yaml", "config/registrations.yaml"):
         (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / page, tmp_path / page)
     claims = json.loads((smoke_run / "results" / "claims.json").read_text())
-    write_tables(claims, "the smoke run", smoke_run, root=tmp_path)
+    explored = json.loads(json.dumps(claims))
+    explored["C1"]["outcome"] = "FAIL" if claims["C1"]["outcome"] != "FAIL" else "PASS"
+    write_tables(claims, "the smoke run", smoke_run, root=tmp_path, exploratory=explored, exploratory_source="a test")
     results, readme = (tmp_path / RESULTS).read_text(), (tmp_path / README).read_text()
     for name in ("C3", "C4", "C5a", "C5b", "C5c", "C5d", "C6", "C7", "C8a", "C8b", "C9", "R0", "R1", "R5"):
         assert f"**{name}: {claims[name]['outcome']}**" in results, name
     for name, claim in claims.items():
-        assert re.search(rf"^\| {name} \|.*\| \*\*{claim['outcome']}\*\* \|$", readme, flags=re.MULTILINE), name
+        assert re.search(rf"^\| {name} \|.*\| {explored[name]['outcome']} \| \*\*{claim['outcome']}\*\* \| [^|]+ \|$",
+                         readme, flags=re.MULTILINE), name
+    names = list(claims)
+    assert "| exploratory | " + " | ".join(explored[name]["outcome"] for name in names) + " |" in results
+    assert "| confirmatory | " + " | ".join(f"**{claims[name]['outcome']}**" for name in names) + " |" in results
+    assert f"They differ for C1 ({explored['C1']['outcome']} against {claims['C1']['outcome']}" in results
     assert results.count("_From `results/claims.json` of the smoke run._") >= 6
     outside = re.compile(r"<!-- (\w+):start -->.*?<!-- \1:end -->", re.S)
     assert outside.sub("", results) == outside.sub("", (ROOT / RESULTS).read_text())
@@ -341,11 +348,12 @@ def test_a_changed_claim_rebuilds_only_the_paper_and_changes_its_text(smoke_run,
     staging = claims_file.with_suffix(".tmp")
     staging.write_text(json.dumps(claims))
     os.replace(staging, claims_file)
-    rebuilt = snakemake(workdir, "paper", *SMOKE)
-    # No model, metric or claim step reruns: only the paper and the figures drawn from claims.json (the ladder).
+    rebuilt = snakemake(workdir, "paper", "results/registration.yaml", *SMOKE)
+    # No model, metric or claim step reruns: only the paper, the run's row for the record and the figures drawn from
+    # claims.json (the ladder).
     drawn_from_claims = {name for name, figure in FIGURES.items() if "results/claims.json" in figure.inputs}
     assert drawn_from_claims == {"figS_scale_ladder"}
-    assert planned_rules(rebuilt) == {"paper_inputs", "paper", *drawn_from_claims}
+    assert planned_rules(rebuilt) == {"paper_inputs", "paper", "registration_row", *drawn_from_claims}
     after = pdf_text(pdf)
     assert "0.424" in after and after != before
     assert "Nothing to be done" in snakemake(workdir, *SMOKE, "--dry-run").stdout

@@ -79,3 +79,26 @@ def test_the_gate_holds_a_run_to_its_registrations_row():
     assert compare_with_record(flipped, rows, "default") == [
         "C3: the record of registration 0123456789abcdef has UNDECIDED, this run FAIL"]
     assert yaml.safe_load(yaml.safe_dump(rows)) == rows  # the row is plain YAML
+
+
+def test_a_run_names_each_claims_data_and_writes_its_row(smoke_run):
+    """results/claims.json says what each claim was decided on (the arm, how the seeds were drawn, the seeds, the
+    corpora by their pins), and results/registration.yaml is the run's row for the record."""
+    import json
+
+    from behind_rope.config import load
+
+    claims = json.loads((smoke_run / "results" / "claims.json").read_text())
+    config = load("config/smoke.yaml", root=smoke_run)
+    brown = config["data"]["corpora"]["brown"]
+    for name, claim in claims.items():
+        assert claim["data"]["arm"] == "confirmatory" and claim["data"]["seed"] == config["seed"], name
+        assert "registration" in claim["data"]["seed_rule"], name
+    assert claims["C5a"]["data"]["llm_text"] == {"corpus": "brown", **{key: brown[key] for key in
+                                                 ("source", "package", "version", "sha256")}}
+    assert claims["C3"]["data"]["twin_seeds"]["nope_seed1"] == config["training"]["twins"]["nope_seed1"]["seed"]
+    assert "llm_text" not in claims["C1"]["data"] and "twin_seeds" not in claims["C5a"]["data"]
+    written = yaml.safe_load((smoke_run / "results" / "registration.yaml").read_text())
+    assert written["registration"] == claims["C1"]["registration"]["hash"] and written["scale"] == "smoke"
+    assert written["outcomes"] == {name: claim["outcome"] for name, claim in claims.items()}
+    assert written["data"]["llm_text"]["sha256"] == brown["sha256"] and written["arm"] == "confirmatory"

@@ -11,6 +11,7 @@ import jupytext
 import numpy as np
 import pytest
 
+from behind_rope.config import load
 from behind_rope.figures import table as figures
 from behind_rope.pipeline.codedigest import script_modules
 from behind_rope.twins.train import RUN_FACTS
@@ -37,8 +38,8 @@ def test_every_figure_claim_log_and_benchmark_is_written(smoke_run):
     revision = json.loads((smoke_run / "results" / "claims" / "revision.json").read_text())
     assert all(revision[name]["measured"] == claims[name]["measured"] for name in revision)
     # claims.json adds, to each, its pre-registered quote, the commit of its criterion, the registration it is decided
-    # by and its outcome (and, when UNDECIDED, what would decide it)
-    added = ("paper", "criterion_commit", "registration", "outcome", "undecided")
+    # by, the data it was decided on and its outcome (and, when UNDECIDED, what would decide it)
+    added = ("paper", "criterion_commit", "registration", "data", "outcome", "undecided")
     assert position == {name: {k: v for k, v in claims[name].items() if k not in added} for name in ("C6", "C7", "C8a", "C8b", "C9")}
     assert all(isinstance(c["passed"], bool) and c["threshold"] for c in claims.values())
     assert all(c["outcome"] in ("PASS", "FAIL", "UNDECIDED") for c in claims.values())
@@ -128,25 +129,26 @@ POSITION_FIGURES = {name for name in CLAIMS_FIGURES if "results/claims/position.
 
 @pytest.mark.parametrize(("module", "rules"), [
     # maths/metrics.py: every metrics job, what reads them, and the figures whose scripts import it (no other)
-    ("maths/metrics.py", {"metrics", "position_claims", "claims", "paper_inputs", "paper", "all"} | {
+    ("maths/metrics.py", {"metrics", "position_claims", "claims", "registration_row", "paper_inputs", "paper", "all"} | {
         name for name, figure in FIGURES.items() if importing(figure, "behind_rope.maths.metrics") or any(
             path.startswith(("results/metrics", "results/claims")) for path in figure.inputs)}),
     # maths/rope.py: the simulations and the Monte-Carlo check import it (through simulate.py), and then the figures
     # that read simulations or the claims
-    ("maths/rope.py", {"simulate", "theory_monte_carlo", "metrics", "position_claims", "claims", "paper_inputs", "paper",
+    ("maths/rope.py", {"simulate", "theory_monte_carlo", "metrics", "position_claims", "claims", "registration_row",
+                       "paper_inputs", "paper",
                  "all"} | {name for name, figure in FIGURES.items() if any(
                      path.startswith(("results/scores/simulation/", "results/claims")) for path in figure.inputs)}),
     # twins/gram.py: the twins' Gram matrices and what reads them; no score run imports it
-    ("twins/gram.py", {"gram", "claims", "paper_inputs", "paper", "all"} | {
+    ("twins/gram.py", {"gram", "claims", "registration_row", "paper_inputs", "paper", "all"} | {
         name for name, figure in FIGURES.items() if any(path.startswith(("results/gram", "results/claims.json"))
                                                          for path in figure.inputs)}),
     ("paper/latex.py", {"paper", "all"}),
     # a claim's own code: that claim, what reads claims.json, and nothing upstream (no dequantisation,
     # score run or training)
-    ("claims/position.py", {"position_claims", "claims", "paper_inputs", "paper", "all"} | CLAIMS_FIGURES),
-    ("claims/decide.py", {"claims", "paper_inputs", "paper", "all"} | CLAIMS_FIGURES - POSITION_FIGURES),
+    ("claims/position.py", {"position_claims", "claims", "registration_row", "paper_inputs", "paper", "all"} | CLAIMS_FIGURES),
+    ("claims/decide.py", {"claims", "registration_row", "paper_inputs", "paper", "all"} | CLAIMS_FIGURES - POSITION_FIGURES),
     # the measures of the two sources: every metrics job and the patching, never a score run or dequantisation
-    ("maths/position_sources.py", {"metrics", "patching", "position_claims", "claims", "paper_inputs", "paper", "all"} | {
+    ("maths/position_sources.py", {"metrics", "patching", "position_claims", "claims", "registration_row", "paper_inputs", "paper", "all"} | {
         name for name, figure in FIGURES.items() if importing(figure, "behind_rope.maths.metrics") or any(
             path.startswith(("results/metrics", "results/claims")) for path in figure.inputs)}),
     # a module no step imports
@@ -212,7 +214,9 @@ def test_twin_training_and_analysis_outputs(smoke_run):
         run = json.loads((smoke_run / "results" / "logs" / "train" / f"{twin}.json").read_text())
         assert set(run) == set(RUN_FACTS) and not set(RUN_FACTS) & set(metrics)
     assert (training / "nope" / "loss.csv").read_text().startswith("step,train_loss,learning_rate,valid_loss\n1,")
-    assert json.loads((training / "nope_seed1" / "metrics.json").read_text())["seed"] == 1
+    # the seed a confirmatory run drew for the twin's seed 1 (behind_rope.registration.draw)
+    drawn = load("config/smoke.yaml", root=smoke_run)["training"]["twins"]["nope_seed1"]
+    assert drawn["seed_label"] == 1 and json.loads((training / "nope_seed1" / "metrics.json").read_text())["seed"] == drawn["seed"]
     assert not list(training.rglob("*.bin")) and not list(training.rglob("*.pt"))  # safetensors only
     gram = np.load(smoke_run / "results" / "gram" / "nope.npz")
     assert json.loads(str(gram["check"]))["passed"]

@@ -155,3 +155,9 @@ def status(registration: dict, data: dict) -> str:
     if commit in ("unknown", "uncommitted") or not date:
         return f"not registered: its deciding values are {commit}, so its draws are not yet a confirmation"
     return f"registered at {commit[:7]} on {date}; decided on data drawn afterwards"
+
+
+def status_word(registration: dict, data: dict) -> str:
+    """:func:`status` in a word or two, for a table's cell: confirmatory, exploratory only or not registered."""
+    said = status(registration, data)
+    return "confirmatory" if said.startswith("registered") else said.split(":")[0]

@@ -117,6 +117,8 @@ rule registration_row:
         "results/registration.yaml",
     log:
         "results/logs/registration_row.log",
+    benchmark:
+        "results/benchmarks/registration_row.tsv"
     localrule: on_submit_host("metrics")
     conda:
         LIGHT_ENV

@@ -18,6 +18,7 @@ PAPER_INPUTS = [
     "revision_published_table.tex",
     "versions_table.tex",
     "provenance.tex",
+    "registrations.tex",
     "preregistration.tex",
     "criteria_history.tex",
     *[f"figures_{section}.tex" for section in [*SECTIONS, "appendix"]],
@@ -51,6 +52,7 @@ rule paper_inputs:
         training=[paths.twin_files(twin)["metrics"] for twin in TRAINED],
         data_stats=f"{paths.data_dir(config)}/stats.json",
         history="config/criteria_history.yaml",  # the paper's appendix prints it
+        record="config/registrations.yaml",  # and the record of registrations that have been run
     output:
         expand("results/paper/{name}", name=PAPER_INPUTS),
         report("results/paper/claims_table.html", caption="../report/claims_table.rst", category="Claims"),
@@ -68,7 +70,7 @@ rule paper_inputs:
         code=step_code("paper-inputs"),
     shell:
         "python -m behind_rope paper-inputs --settings @{input.settings} --claims {input.claims}"
-        " --training {input.training} --data-stats {input.data_stats} --history {input.history}"
+        " --training {input.training} --data-stats {input.data_stats} --history {input.history} --record {input.record}"
         " --output-dir results/paper > {log} 2>&1"
 
 

@@ -12,9 +12,10 @@ from behind_rope.cli.common import OUTPUT, SETTINGS, arg, step
       SETTINGS,
       arg("--claims", required=True), arg("--training", nargs="+", required=True, help="metrics.json of every twin"),
       arg("--data-stats", required=True), arg("--history", required=True, help="config/criteria_history.yaml"),
-      arg("--output-dir", required=True))
+      arg("--record", required=True, help="config/registrations.yaml"), arg("--output-dir", required=True))
 def paper_inputs(args) -> None:
     from behind_rope.claims.preregistration import before_and_after, load_history
+    from behind_rope.claims.record import read_rows
     from behind_rope.paper import document as paper
 
     training = {Path(p).parent.name: atomic.read_json(p) for p in args.training}
@@ -24,7 +25,7 @@ def paper_inputs(args) -> None:
                if isinstance(claim, dict) and "statement" in claim}
     values = paper.write_paper_inputs(claims, training, atomic.read_json(args.data_stats), args.settings,
                                       paper.git_commit(Path.cwd()), Path(args.output_dir), paper.history_latex(rows),
-                                      changes)
+                                      changes, read_rows(Path(args.record).read_text()))
     print(f"{len(values)} values -> {args.output_dir}/numbers.tex")
 
 
