@@ -146,18 +146,21 @@ def claim_data(data: dict, name: str) -> dict:
     return {key: data[key] for key in keys if key in data}
 
 
-def status(registration: dict, data: dict) -> str:
-    """What a run's outcomes may be called, in one phrase, from its registration (hash, commit, date) and its data
-    (:func:`claim_data`): confirmatory only where the deciding values were committed and the seeds drawn from them."""
-    commit, date = registration.get("commit", "unknown"), registration.get("date")
-    if data.get("arm") != CONFIRMATORY:
-        return "exploratory only: decided on the named draws the criteria were shaped on"
-    if commit in ("unknown", "uncommitted") or not date:
-        return f"not registered: its deciding values are {commit}, so its draws are not yet a confirmation"
-    return f"registered at {commit[:7]} on {date}; decided on data drawn afterwards"
-
-
 def status_word(registration: dict, data: dict) -> str:
-    """:func:`status` in a word or two, for a table's cell: confirmatory, exploratory only or not registered."""
-    said = status(registration, data)
-    return "confirmatory" if said.startswith("registered") else said.split(":")[0]
+    """What a run's outcomes may be called, for a table's cell: confirmatory only where the deciding values were
+    committed and the seeds drawn from them; else exploratory only, or not registered."""
+    if data.get("arm") != CONFIRMATORY:
+        return "exploratory only"
+    if registration.get("commit", "unknown") in ("unknown", "uncommitted") or not registration.get("date"):
+        return "not registered"
+    return "confirmatory"
+
+
+def status(registration: dict, data: dict) -> str:
+    """:func:`status_word` in one phrase, from a run's registration (hash, commit, date) and its data
+    (:func:`claim_data`)."""
+    commit, date = registration.get("commit", "unknown"), registration.get("date")
+    return {"exploratory only": "exploratory only: decided on the named draws the criteria were shaped on",
+            "not registered": f"not registered: its deciding values are {commit}, so its draws are not yet a confirmation",
+            "confirmatory": f"registered at {commit[:7]} on {date}; decided on data drawn afterwards"}[
+        status_word(registration, data)]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime
 import os
 import platform
-import subprocess
 from pathlib import Path
 
 import yaml
@@ -45,21 +44,15 @@ def host_description() -> str:
     return f"{model}, {os.cpu_count()} cores, {kernels}"
 
 
-def head_commit(root: Path) -> str:
-    """The commit the run's checkout is at (with ``+changes`` when its tracked files differ), or "unknown"."""
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True,
-                               text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return commit[:12] + ("+changes" if dirty else "")
+def claims_data(claims: dict) -> dict:
+    """What a run's claims were decided on, gathered from each claim's part of it (behind_rope.registration.claim_data)."""
+    return {key: value for claim in claims.values() for key, value in claim.get("data", {}).items()}
 
 
 def run_row(claims: dict, scale: str, host: str, commit: str, date: str | None = None) -> dict:
     """The row of one run: its registration, arm and data, each claim's outcome, and who ran it where."""
     registration = next(iter(claims.values()))["registration"]
-    data = {key: value for claim in claims.values() for key, value in claim.get("data", {}).items()}
+    data = claims_data(claims)
     return {"registration": registration["hash"], "scale": scale,
             "registered": {"commit": registration["commit"], "date": registration["date"]},
             "arm": data.pop("arm", "unknown"), "data": data,

@@ -22,7 +22,7 @@ from behind_rope.claims import c3, c5, decide, ladder, position, revision
 from behind_rope.claims import markdown as md
 from behind_rope.claims.outcome import outcome
 from behind_rope.claims.preregistration import before_and_after, history_markdown, load_history
-from behind_rope.claims.record import RECORD_PATH, read_rows
+from behind_rope.claims.record import RECORD_PATH, claims_data, read_rows
 from behind_rope.registration import status
 
 # The pages, under the checkout's root, whose marked blocks the tables replace.
@@ -75,7 +75,7 @@ def arms_table(claims: dict, exploratory: dict | None, source: str, exploratory_
     claim where they differ with what the confirmatory record says would decide it: whether the two corpora and
     seed sets agree is itself a result, reported here and never resolved by editing the registration."""
     first = next(iter(claims.values()))
-    data = {key: value for claim in claims.values() for key, value in claim.get("data", {}).items()}
+    data = claims_data(claims)
     text = data.get("llm_text", {})
     names = [name for name, claim in claims.items() if isinstance(claim, dict) and "statement" in claim]
     explored = {name: outcome(exploratory[name]) if exploratory and name in exploratory else "not run" for name in names}

@@ -44,9 +44,10 @@ def verdict_gate(args) -> None:
 def registration_row(args) -> None:
     import yaml
 
-    from behind_rope.claims.record import head_commit, host_description, run_row
+    from behind_rope.claims.record import host_description, run_row
+    from behind_rope.paper.document import git_commit
 
-    row = run_row(atomic.read_json(args.claims), args.scale, host_description(), head_commit(Path.cwd()))
+    row = run_row(atomic.read_json(args.claims), args.scale, host_description(), git_commit(Path.cwd()))
     atomic.write_text(args.output, yaml.safe_dump(row, sort_keys=False, allow_unicode=True, width=120))
     print(f"registration {row['registration']} ({row['arm']}, {args.scale} scale) on {row['run']['host']}")
 

@@ -24,6 +24,7 @@ from behind_rope.claims import c3, c5, decide, ladder, position, revision
 from behind_rope.claims.format import fraction_of_sequence, listing, number, percent, quote_tex, tex_escape, verdict
 from behind_rope.claims.outcome import outcome
 from behind_rope.claims.preregistration import history_cells
+from behind_rope.claims.record import claims_data
 from behind_rope.config import claim_arguments, seed_twins
 from behind_rope.figures.table import Figure, paper_figures
 from behind_rope.registration import status, status_word
@@ -86,7 +87,7 @@ def registration_values(claims: dict) -> dict[str, str]:
     """The registration every claim was decided by (behind_rope.claims.preregistration.registration), what may be
     said of its outcomes (behind_rope.registration.status) and the data they were decided on."""
     registration = next(iter(claims.values()))["registration"]
-    data = {key: value for claim in claims.values() for key, value in claim.get("data", {}).items()}
+    data = claims_data(claims)
     text = data.get("llm_text", {})
     return {"registration.hash": rf"\texttt{{{tex_escape(str(registration['hash']))}}}",
             "registration.commit": rf"\texttt{{{tex_escape(short_commit(str(registration['commit'])))}}}",
