@@ -223,6 +223,36 @@ def test_twin_training_and_analysis_outputs(smoke_run):
     assert {name for name in "abcdefghi"} <= set(gram.files)
 
 
+# A dry run inside one Python process, so that the environment it leaves can be read: the variables it changed.
+DRY_RUN_IN_PROCESS = """
+import json, os
+from snakemake.cli import main
+before = dict(os.environ)
+try:
+    main(["--dry-run", "--cores", "1"])
+except SystemExit as done:
+    code = done.code
+changed = sorted(name for name in {*before, *os.environ} if before.get(name) != os.environ.get(name))
+print(json.dumps({"code": code, "changed": changed}))
+"""
+
+
+def test_a_dry_run_creates_no_file_and_sets_no_environment_variable(tmp_path):
+    """Parsing the workflow reads the config and defines rules: what jobs inherit is set when a run starts
+    (the Snakefile's onstart), and only Snakemake's own folder is written."""
+    clone = copy_workflow(tmp_path / "clone")
+
+    def files():
+        return {path.relative_to(clone) for path in clone.rglob("*") if ".snakemake" not in path.relative_to(clone).parts}
+
+    before = files()
+    done = subprocess.run([sys.executable, "-c", DRY_RUN_IN_PROCESS], cwd=clone, capture_output=True, text=True,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=300)
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcome == {"code": 0, "changed": []}, done.stderr[-3000:]
+    assert files() == before
+
+
 def test_a_corrupt_download_stops_the_run_with_one_sentence(tmp_path):
     workdir = copy_workflow(tmp_path)
     (workdir / "config" / "bad_hash.yaml").write_text(

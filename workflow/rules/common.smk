@@ -2,21 +2,16 @@
 # the environments, job resources from the config, the settings each rule hands its step, and the
 # code digests that rerun a step when the library code it imports changes.  What a stage's rules
 # need from the config comes from the library (behind_rope.experiments), where the tests reach it.
-import os
 import sys
 from functools import partial
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-# Jobs import the library from src/ (also inside --sdm conda environments, which do not install it),
-# and find the Python that runs Snakemake first on PATH even when its environment is not activated.
+# The rules read this checkout's library, whatever checkout a shared .venv was installed from (envs/setup.sh).
+# Only this process's import path: what the jobs inherit is set when they start (onstart, job_environment).
 SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SRC)
-os.environ.update(
-    PYTHONPATH=os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")])),
-    PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-)
 
 from behind_rope import atomic
 from behind_rope.claims.preregistration import REGISTRATION, criterion_commits, registration
@@ -27,7 +22,6 @@ from behind_rope.figures import table as figure_table
 from behind_rope.paper.document import settings_from_config as paper_settings
 from behind_rope.pipeline import rules as rule_helpers
 from behind_rope.pipeline import warm_start
-from behind_rope.pipeline.allocator import job_environment
 from behind_rope.pipeline.codedigest import script_code, step_code
 from behind_rope.pipeline.rules import cancel_idle_rechecks, names, verbatim
 from behind_rope.registration import deciding_paths, draw, registration_paths, run_data
@@ -35,8 +29,6 @@ from behind_rope.registration import deciding_paths, draw, registration_paths, r
 # A wildcard constraint no value meets (an empty one would constrain nothing).
 NO_VALUE = "(?!)"
 
-# Every job reuses freed memory instead of page-faulting it back in (behind_rope.pipeline.allocator).
-os.environ.update(job_environment())
 # The rules' code digests are kept for the next start in Snakemake's own folder (pipeline.codedigest),
 # which a first run makes only after reading the rules.
 Path(".snakemake").mkdir(exist_ok=True)

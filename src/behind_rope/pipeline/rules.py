@@ -1,17 +1,21 @@
 """The helpers the rules files call when Snakemake parses them: wildcard patterns, job threads and
-resources from the config's groups, the JSON settings a rule hands its step, and an exit without
-waiting.  No step imports this module, so editing it reruns nothing."""
+resources from the config's groups, the JSON settings a rule hands its step, the environment the jobs
+inherit, and an exit without waiting.  No step imports this module, so editing it reruns nothing."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 import threading
+from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
 # Under another name: the functions here take the config's resource groups as `resources`.
 from behind_rope.experiments import resources as experiment_resources
+from behind_rope.pipeline.allocator import job_environment as with_allocator_settings
 
 
 def names(values) -> str:
@@ -68,6 +72,23 @@ def settings(config: dict, function, *wildcard_names, **fixed):
 def verbatim(value):
     """A param Snakemake must not format: captions hold LaTeX braces such as $\\sqrt{d}$."""
     return lambda wildcards: value
+
+
+def job_environment(src: str, environ=os.environ) -> dict[str, str]:
+    """The environment every job inherits, set as the run starts (the Snakefile's ``onstart``), never while the
+    workflow is parsed: the library in ``src`` on the import path (also inside ``--sdm conda`` environments, which
+    do not install it), the Python that runs Snakemake first on ``PATH`` even where its environment is not
+    activated, and the allocator's settings (:mod:`behind_rope.pipeline.allocator`).  SLURM's jobs inherit it
+    from the submitting process (``--export=ALL``)."""
+    return with_allocator_settings(environ) | {
+        "PYTHONPATH": os.pathsep.join(filter(None, [src, environ.get("PYTHONPATH")])),
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), environ.get("PATH", "")]),
+    }
+
+
+def export_job_environment(src: str) -> None:
+    """Give this process, and so every job it starts from now on, :func:`job_environment`."""
+    os.environ.update(job_environment(src))
 
 
 def cancel_idle_rechecks() -> None:
