@@ -98,7 +98,7 @@ def decide_c3(work: Path, config: dict) -> dict:
     for twin in competence_twins(config):  # what the claims step merges in: the order gap of C3's competence
         training[twin]["order_gap"] = atomic.read_json(work / "results" / "competence" / f"{twin}.json")
     panels = {twin: panel_statistics(atomic.read_npz(work / path)) for twin, path in gram_files(config).items()}
-    return settle(claim_c3(metrics, simulation, training, panels, runs, **c3))
+    return settle(claim_c3(metrics, simulation, training, panels, runs, c3))
 
 
 def arm_environment(kernels: dict[str, str], **extra: str) -> dict[str, str]:

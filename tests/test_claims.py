@@ -131,7 +131,7 @@ def _c3(metrics=None, training=None, panels=None, runs_of=RUNS, **criteria):
     losses |= {name: {"validation_loss": 9.0, "unigram_loss": 6.0, "steps": 0} for name in UNTRAINED}
     panel_values = {seed: {letter: {"locality": 0.05 if letter == "g" else 0.95} for letter in "fghi"} for seed in SEEDS}
     return claim_c3({**runs, **(metrics or {})}, simulation, {**losses, **(training or {})}, panels or panel_values,
-                    runs_of, **{**C3, **criteria})
+                    runs_of, {**C3, **criteria})
 
 
 def test_c3_passes_over_seeds_with_failing_controls():

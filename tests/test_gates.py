@@ -2,6 +2,7 @@
 Python (settings in pyproject.toml).  `snakemake --lint` is in test_workflow.py."""
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -159,3 +160,57 @@ def test_the_library_and_the_benchmarks_import_by_name_without_editing_the_impor
              and isinstance(node.value, ast.Attribute) and node.value.attr == "path"
              and isinstance(node.value.value, ast.Name) and node.value.value.id == "sys"]
     assert edits == []
+
+
+# A function a reader holds in mind: at most about 80 lines and 10 parameters, unless the comment just above its
+# `def` says why it is one piece.
+MAX_FUNCTION_LINES, MAX_PARAMETERS, REASON = 80, 10, "# One piece:"
+
+
+def oversized_functions(source: str) -> list[str]:
+    lines = source.splitlines()
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        arguments = node.args
+        parameters = len(arguments.posonlyargs + arguments.args + arguments.kwonlyargs)
+        length = node.end_lineno - node.lineno + 1
+        above = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        comment = []
+        for line in reversed(lines[:above - 1]):
+            if not line.strip().startswith("#"):
+                break
+            comment.append(line.strip())
+        if (length > MAX_FUNCTION_LINES or parameters > MAX_PARAMETERS) and not any(c.startswith(REASON) for c in comment):
+            found.append(f"{node.name} ({length} lines, {parameters} parameters)")
+    return found
+
+
+def test_every_function_of_the_library_is_short_or_says_why_it_is_one_piece():
+    oversized = [f"{path.relative_to(ROOT)}: {name}" for path in sorted((ROOT / "src").rglob("*.py"))
+                 for name in oversized_functions(path.read_text())]
+    assert oversized == [], f"split these, group their parameters, or say why above the def ({REASON} ...)"
+
+
+def test_the_function_size_gate_finds_a_long_function_and_accepts_a_reason():
+    long_body = "\n".join(f"    x{k} = {k}" for k in range(MAX_FUNCTION_LINES))
+    many = ", ".join(f"p{k}" for k in range(MAX_PARAMETERS + 1))
+    assert oversized_functions(f"def f():\n{long_body}\n") == [f"f ({MAX_FUNCTION_LINES + 1} lines, 0 parameters)"]
+    assert oversized_functions(f"def g({many}, **rest):\n    pass\n") == [f"g (2 lines, {MAX_PARAMETERS + 1} parameters)"]
+    assert oversized_functions(f"{REASON} a loop read as one.\ndef f():\n{long_body}\n") == []
+
+
+def test_the_reading_paths_in_usage_name_files_that_exist_and_stay_within_four():
+    """docs/usage.md's table of the questions a reader asks first: each answer goes from the rule to the code in at
+    most four steps (a step may name alternatives), and every file it names exists."""
+    text = (ROOT / "docs" / "usage.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| How ")]
+    assert len(rows) >= 3
+    for row in rows:
+        steps = row.split(" | ")[1].split(" → ")
+        assert len(steps) <= 4, row
+        for step in steps:
+            files = re.findall(r"`((?:workflow|src)/[\w/.]+\.(?:py|smk))`", step)
+            assert files, f"a step names no file: {step}"
+            assert all((ROOT / name).is_file() for name in files), step

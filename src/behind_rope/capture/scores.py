@@ -414,22 +414,19 @@ def recording(recorder: ScoreRecorder):
 
 @torch.no_grad()
 def record_scores(model, batches: Iterable[torch.Tensor], layers: Iterable[int], causal: bool = True,
-                  keep_raw: bool = False, progress=None, inputs_embeds=None, per_head: bool = False,
-                  query_offsets: bool = False, value_paths: bool = False, leakage: bool = False,
-                  score_groups: bool = False) -> ScoreRecorder:
+                  progress=None, inputs_embeds=None, **recorded: bool) -> ScoreRecorder:
     """Run ``model`` over token batches and return the recorder holding the scores of ``layers`` (0-based).
 
     ``inputs_embeds``, a function of a token batch, feeds the model embeddings instead of tokens (an
-    intervention on the input, e.g. :func:`behind_rope.llm.score_run.embedding_replacement`); ``per_head``
-    records log Z and the sink per head too, ``query_offsets`` each head's query offset a(i), ``leakage`` each head's
-    positional leakage, ``value_paths``
-    the early queries' attention outputs and key 0's part of them, and ``score_groups`` each group's mean scores
-    (:class:`ScoreRecorder`).
+    intervention on the input, e.g. :func:`behind_rope.llm.score_run.embedding_replacement`).  ``recorded``: what
+    the recorder keeps besides the mean scores, :class:`ScoreRecorder`'s options (``keep_raw`` the raw scores,
+    ``per_head`` log Z and the sink per head, ``query_offsets`` each head's query offset a(i), ``leakage`` each
+    head's positional leakage, ``value_paths`` the early queries' attention outputs and key 0's part of them,
+    ``score_groups`` each group's mean scores).
     """
     model.set_attn_implementation(SCORES if causal else SCORES_NONCAUSAL)
     device = next(model.parameters()).device
-    recorder = ScoreRecorder(layers, keep_raw=keep_raw, per_head=per_head, query_offsets=query_offsets,
-                             value_paths=value_paths, leakage=leakage, score_groups=score_groups)
+    recorder = ScoreRecorder(layers, **recorded)
     running = model.base_model.layers[: recorder.layers[-1] + 1]  # the pass stops in the last layer recorded
     with recording(recorder), onednn_linears(running):
         for batch in batches:

@@ -153,126 +153,176 @@ def c3_preconditions(seeds: dict, rope_orders: dict, gap: dict, min_order_gap: f
     }
 
 
-def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_statistics: dict, runs: dict, *, twin: str,
-             probe: str, simulation_variants, rope_twin: str, no_mask_probe: str, untrained: str, min_seeds: int,
-             confidence: float, min_seeds_passing: int, min_gain_over_unigram: float, locality_layers,
-             min_locality: float, amplification_layer: int, min_amplification: float, panels: dict,
-             order_positions, order_sequences: int, min_order_gap: float, order_confidence: float,
-             max_loss_above_rope: float, min_power: float, row_noise_window: int, probe_sequences: int,
-             **recorded) -> dict:
+class _ProbeRule:
+    """C3's statistics of one score run and the seed rule over them, with the amplification bound in units the twin
+    and the simulation share: the key slope relative to each row's score spread (behind_rope.maths.metrics.key_slopes),
+    which no common scale of the scores moves.  A trained twin's logits and the simulation's scores of unit vectors
+    come on different scales, and so does an untrained twin's."""
+
+    def __init__(self, metrics: dict, simulation_metrics: dict, c3: dict):
+        self.metrics, self.c3 = metrics, c3
+        layer = c3["amplification_layer"]
+        self.simulated = {name: _layer(simulation_metrics[name], layer)["key_trend"]
+                          for name in c3["simulation_variants"]}
+        self.reference = max(self.simulated.values())
+        self.thresholds = ({f"locality_layer_{layer}": c3["min_locality"] for layer in c3["locality_layers"]}
+                           | {"amplification": c3["min_amplification"]})
+        # Recorded, decides nothing: the locality a probe run would show were every query's slope the one the
+        # amplification bound asks for, given that run's sampling noise (can locality reach its bound at this size?).
+        self.bound_slope = c3["min_amplification"] * self.reference
+
+    def statistics(self, run: str) -> dict:
+        values = {f"locality_layer_{layer}": _layer(self.metrics[run], layer)["locality"]
+                  for layer in self.c3["locality_layers"]}
+        layer = _layer(self.metrics[run], self.c3["amplification_layer"])
+        return values | {"amplification": layer["key_trend"] / self.reference, "key_trend": layer["key_trend"],
+                         "key_slope": layer["key_slope"]}
+
+    def decide(self, values_by_seed: dict[str, dict]) -> dict:
+        from behind_rope.claims.seeds import seed_rule
+
+        c3 = self.c3
+        rules = {name: seed_rule({seed: values[name] for seed, values in values_by_seed.items()}, threshold,
+                                 "at_least", c3["confidence"], c3["min_seeds_passing"], c3["min_seeds"])
+                 for name, threshold in self.thresholds.items()}
+        return {"statistics": rules, "passed": all(rule["passed"] for rule in rules.values())}
+
+    def on_its_own(self, values: dict) -> bool:
+        from behind_rope.claims.seeds import clears
+
+        return all(clears(values[name], threshold, "at_least") for name, threshold in self.thresholds.items())
+
+    def _noises(self, run: str) -> list[float]:
+        from behind_rope.claims.power import row_noises
+
+        layer = _layer(self.metrics[run], self.c3["amplification_layer"])
+        return row_noises(layer["key_trend_half_differences"], self.c3["row_noise_window"])
+
+    def locality_at_bound(self, run: str) -> float:
+        from behind_rope.claims.power import positive_shares
+
+        shares = positive_shares(self.bound_slope, self._noises(run))
+        return sum(shares) / len(shares)
+
+    def power(self, run: str) -> dict:
+        from behind_rope.claims.power import locality_power, sequences_for_power
+
+        c3, rows = self.c3, self._noises(run)
+        ordered = sorted(rows)
+        return {"power": locality_power(self.bound_slope, rows, c3["min_locality"]), "rows": len(rows),
+                "median_row_noise": ordered[len(ordered) // 2], "largest_row_noise": ordered[-1],
+                "sequences": c3["probe_sequences"],
+                "sequences_for_power": sequences_for_power(c3["probe_sequences"], self.bound_slope, rows,
+                                                           c3["min_locality"], c3["min_power"])}
+
+
+def _seed_record(rule: _ProbeRule, training: dict, roles: dict, rope_loss: float, c3: dict) -> dict:
+    """One NoPE seed: its statistics in every role, whether it passes on its own, its sanity, competence and power."""
+    stats = {role: rule.statistics(run) for role, run in roles.items()}
+    return {"seed": training.get("seed"), **stats, "passes_on_its_own": rule.on_its_own(stats["probe"]),
+            "sanity": _sanity(training, c3["min_gain_over_unigram"]),
+            "steps": training["steps"], "stopped_early": training.get("stopped_early"),
+            "cpu_capability": training.get("cpu_capability"), "dtype": training.get("dtype"),
+            "locality_at_bound": rule.locality_at_bound(roles["probe"]),
+            "competence": competence(training, rope_loss, c3["min_order_gap"], c3["order_confidence"],
+                                     c3["max_loss_above_rope"]),
+            "power": rule.power(roles["probe"])}
+
+
+def _panel_rules(panel_statistics: dict, c3: dict) -> dict:
+    """Figure 3, panel by panel: each statistic the paper states of a panel, over the seeds by the seed rule."""
+    from behind_rope.claims.seeds import seed_rule
+
+    panel_rules = {}
+    for letter, bounds in c3["panels"].items():
+        rules = {}
+        for stat, stated in bounds.items():
+            ((direction, limit),) = stated.items()
+            values = {seed: panel_statistics[seed][letter][stat] for seed in panel_statistics}
+            rules[stat] = seed_rule(values, limit, direction, c3["confidence"], c3["min_seeds_passing"],
+                                    c3["min_seeds"])
+        panel_rules[letter] = {"statistics": rules, "passed": all(rule["passed"] for rule in rules.values())}
+    return panel_rules
+
+
+def _c3_threshold(c3: dict) -> str:
+    layers = ", ".join(map(str, c3["locality_layers"]))
+    min_seeds = c3["min_seeds"]
+    return (f"{'on one seed' if min_seeds == 1 else f'over >= {min_seeds} seeds'} of the NoPE twin on i.i.d. "
+            f"tokens, each of locality (layers {layers}) >= {c3['min_locality']} and layer-{c3['amplification_layer']} "
+            f"key slope relative to each row's score spread >= {c3['min_amplification']} x the largest simulated one: "
+            + ("the seed clears it" if min_seeds == 1 else
+               f"the lower end of the {c3['confidence']:.0%} t-interval of the mean clears it and >= "
+               f"{c3['min_seeds_passing']} seeds clear it on their own")
+            + f"; every seed and the RoPE twin beat a unigram model by {c3['min_gain_over_unigram']} nats; the same "
+            "weights without the mask, and the untrained twin's seeds, fail the same rule")
+
+
+def _every_layer(metrics: dict, runs: dict) -> dict:
+    """Recorded: every layer of every seed on the probe, the deciding layers and the others alike (a layer that
+    reverses on some seeds is a result, not a reason to pick the layers), and every layer of the first seed's runs
+    (the twin Figure 3 shows) and of its untrained twin."""
+    first_seed, first_untrained = next(iter(runs["seeds"])), next(iter(runs["untrained"]))
+    shown = {**runs["seeds"][first_seed],
+             **{f"untrained_{role}": run for role, run in runs["untrained"][first_untrained].items()}}
+    probe_layers = {str(row["layer"]): {
+        statistic: {name: _layer(metrics[roles["probe"]], row["layer"])[statistic]
+                    for name, roles in runs["seeds"].items()}
+        for statistic in ("locality", "key_slope")}
+        for row in metrics[runs["seeds"][first_seed]["probe"]]["layers"]}
+    return {"probe_layers": probe_layers,
+            "all_layers": {run.replace("/", "_"): metrics[run]["layers"] for run in shown.values()}}
+
+
+def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_statistics: dict, runs: dict,
+             c3: dict) -> dict:
     """Trained NoPE twin, over its seeds: the mask makes it favour nearby keys, more strongly than the
     parameter-free simulation does (behind_rope.claims.seeds has the rule; config/claims.yaml the constants).
 
     ``metrics`` maps ``<twin>/<run>`` to metrics files, ``training`` a twin to its training metrics and
     ``panel_statistics`` a seed of the twin to its Figure 3 statistics (behind_rope.claims.panels); ``runs`` is
-    experiments.runs.c3_twin_runs.  The statistics are decided on the i.i.d. probe; the same statistics of the
-    same weights without the mask, and of every seed of the untrained twin, are controls that must fail
+    experiments.runs.c3_twin_runs; ``c3`` is C3's entry of config/claims.yaml, its parts flattened
+    (behind_rope.config.claim_arguments).  The statistics are decided on the i.i.d. probe; the same statistics of
+    the same weights without the mask, and of every seed of the untrained twin, are controls that must fail
     the same rule.  Held-out text is recorded, and so is Figure 3, panel by panel.
     """
-    from behind_rope.claims.power import locality_power, positive_shares, row_noises, sequences_for_power
-    from behind_rope.claims.seeds import clears, seed_rule
-
-    # Amplification in units the twin and the simulation share: the key slope relative to each row's score spread
-    # (behind_rope.maths.metrics.key_slopes), which no common scale of the scores moves.  A trained twin's logits and
-    # the simulation's scores of unit vectors come on different scales, and so does an untrained twin's.
-    simulated = {name: _layer(simulation_metrics[name], amplification_layer)["key_trend"] for name in simulation_variants}
-    reference = max(simulated.values())
-    thresholds = {f"locality_layer_{layer}": min_locality for layer in locality_layers} | {"amplification": min_amplification}
-
-    def statistics(run: str) -> dict:
-        values = {f"locality_layer_{layer}": _layer(metrics[run], layer)["locality"] for layer in locality_layers}
-        layer = _layer(metrics[run], amplification_layer)
-        return values | {"amplification": layer["key_trend"] / reference, "key_trend": layer["key_trend"],
-                         "key_slope": layer["key_slope"]}
-
-    def decide(values_by_seed: dict[str, dict]) -> dict:
-        rules = {name: seed_rule({seed: values[name] for seed, values in values_by_seed.items()}, threshold, "at_least",
-                                 confidence, min_seeds_passing, min_seeds) for name, threshold in thresholds.items()}
-        return {"statistics": rules, "passed": all(rule["passed"] for rule in rules.values())}
-
-    def on_its_own(values: dict) -> bool:
-        return all(clears(values[name], threshold, "at_least") for name, threshold in thresholds.items())
-
-    # Recorded, decides nothing: the locality a probe run would show were every query's slope the one the
-    # amplification bound asks for, given that run's sampling noise (can locality reach its bound at this size?).
-    bound_slope = min_amplification * reference
-
-    def noises(run: str) -> list[float]:
-        return row_noises(_layer(metrics[run], amplification_layer)["key_trend_half_differences"], row_noise_window)
-
-    def locality_at_bound(run: str) -> float:
-        shares = positive_shares(bound_slope, noises(run))
-        return sum(shares) / len(shares)
-
-    def power(run: str) -> dict:
-        rows = noises(run)
-        ordered = sorted(rows)
-        return {"power": locality_power(bound_slope, rows, min_locality), "rows": len(rows),
-                "median_row_noise": ordered[len(ordered) // 2], "largest_row_noise": ordered[-1],
-                "sequences": probe_sequences,
-                "sequences_for_power": sequences_for_power(probe_sequences, bound_slope, rows, min_locality, min_power)}
-
-    rope_twins = runs.get("rope_seeds", [rope_twin])
+    rule = _ProbeRule(metrics, simulation_metrics, c3)
+    rope_twins = runs.get("rope_seeds", [c3["rope_twin"]])
     rope_loss = sum(training[name]["validation_loss"] for name in rope_twins) / len(rope_twins)
-    seeds = {}
-    for name, roles in runs["seeds"].items():
-        stats = {role: statistics(run) for role, run in roles.items()}
-        seeds[name] = {"seed": training[name].get("seed"), **stats, "passes_on_its_own": on_its_own(stats["probe"]),
-                       "sanity": _sanity(training[name], min_gain_over_unigram),
-                       "steps": training[name]["steps"], "stopped_early": training[name].get("stopped_early"),
-                       "cpu_capability": training[name].get("cpu_capability"), "dtype": training[name].get("dtype"),
-                       "locality_at_bound": locality_at_bound(roles["probe"]),
-                       "competence": competence(training[name], rope_loss, min_order_gap, order_confidence,
-                                                max_loss_above_rope),
-                       "power": power(roles["probe"])}
-    untrained_seeds = {name: {role: statistics(run) for role, run in roles.items()} for name, roles in runs["untrained"].items()}
+    seeds = {name: _seed_record(rule, training[name], roles, rope_loss, c3) for name, roles in runs["seeds"].items()}
+    untrained_seeds = {name: {role: rule.statistics(run) for role, run in roles.items()}
+                       for name, roles in runs["untrained"].items()}
     for name, stats in untrained_seeds.items():
-        stats["passes_on_its_own"] = on_its_own(stats["probe"])
-        stats["sanity"] = _sanity(training[name], min_gain_over_unigram)
+        stats["passes_on_its_own"] = rule.on_its_own(stats["probe"])
+        stats["sanity"] = _sanity(training[name], c3["min_gain_over_unigram"])
 
-    probe_rule = decide({name: seed["probe"] for name, seed in seeds.items()})
+    probe_rule = rule.decide({name: seed["probe"] for name, seed in seeds.items()})
     controls = {
-        "no_mask_probe": {"run": no_mask_probe, **decide({name: seed["probe_no_mask"] for name, seed in seeds.items()})},
-        "untrained": {"twin": untrained, **decide({name: seed["probe"] for name, seed in untrained_seeds.items()}),
+        "no_mask_probe": {"run": c3["no_mask_probe"],
+                          **rule.decide({name: seed["probe_no_mask"] for name, seed in seeds.items()})},
+        "untrained": {"twin": c3["untrained"],
+                      **rule.decide({name: seed["probe"] for name, seed in untrained_seeds.items()}),
                       "seeds": untrained_seeds},
     }
-    panel_rules = {}
-    for letter, bounds in panels.items():
-        rules = {}
-        for stat, stated in bounds.items():
-            ((direction, limit),) = stated.items()
-            values = {seed: panel_statistics[seed][letter][stat] for seed in panel_statistics}
-            rules[stat] = seed_rule(values, limit, direction, confidence, min_seeds_passing, min_seeds)
-        panel_rules[letter] = {"statistics": rules, "passed": all(rule["passed"] for rule in rules.values())}
     sanity = {name: seed["sanity"] for name, seed in seeds.items()} | {
-        name: _sanity(training[name], min_gain_over_unigram) for name in rope_twins}
+        name: _sanity(training[name], c3["min_gain_over_unigram"]) for name in rope_twins}
     checks = {
-        "enough_seeds": len(seeds) >= min_seeds,
+        "enough_seeds": len(seeds) >= c3["min_seeds"],
         "training_sanity": all(entry["passed"] for entry in sanity.values()),
-        **{f"{name}_on_iid_tokens": rule["passed"] for name, rule in probe_rule["statistics"].items()},
+        **{f"{name}_on_iid_tokens": entry["passed"] for name, entry in probe_rule["statistics"].items()},
         "no_mask_probe_fails": not controls["no_mask_probe"]["passed"],
         "untrained_twin_fails": not controls["untrained"]["passed"],
     }
-    rope_orders = {name: uses_order(training[name], min_order_gap, order_confidence) for name in rope_twins}
+    rope_orders = {name: uses_order(training[name], c3["min_order_gap"], c3["order_confidence"]) for name in rope_twins}
     gap = loss_gap({name: training[name]["validation_loss"] for name in seeds},
-                   {name: training[name]["validation_loss"] for name in rope_twins}, max_loss_above_rope, confidence,
-                   min(min_seeds_passing, len(seeds)))
-    preconditions = c3_preconditions(seeds, rope_orders, gap, min_order_gap, order_confidence, min_power,
-                                     order_sequences)
-    layers = ", ".join(map(str, locality_layers))
-    first_seed, first_untrained = next(iter(runs["seeds"])), next(iter(runs["untrained"]))
-    shown = {**runs["seeds"][first_seed], **{f"untrained_{role}": run for role, run in runs["untrained"][first_untrained].items()}}
+                   {name: training[name]["validation_loss"] for name in rope_twins}, c3["max_loss_above_rope"],
+                   c3["confidence"], min(c3["min_seeds_passing"], len(seeds)))
+    preconditions = c3_preconditions(seeds, rope_orders, gap, c3["min_order_gap"], c3["order_confidence"],
+                                     c3["min_power"], c3["order_sequences"])
     return {
         "statement": "A decoder trained without positional encoding favours nearby keys because of the causal mask, "
         "and its learned weights make that position dependence stronger than the parameter-free simulation's.",
-        "threshold": f"{'on one seed' if min_seeds == 1 else f'over >= {min_seeds} seeds'} of the NoPE twin on i.i.d. "
-        f"tokens, each of locality (layers {layers}) >= {min_locality} and layer-{amplification_layer} key slope "
-        f"relative to each row's score spread >= {min_amplification} x the largest simulated one: "
-        + ("the seed clears it" if min_seeds == 1 else
-           f"the lower end of the {confidence:.0%} t-interval of the mean clears it and >= {min_seeds_passing} seeds "
-           "clear it on their own")
-        + f"; every seed and the RoPE twin beat a unigram model by {min_gain_over_unigram} nats; the same "
-        "weights without the mask, and the untrained twin's seeds, fail the same rule",
+        "threshold": _c3_threshold(c3),
         "preconditions": preconditions,
         "measured": {
             "seeds": seeds,
@@ -281,22 +331,14 @@ def claim_c3(metrics: dict, simulation_metrics: dict, training: dict, panel_stat
             "loss_gap": gap,
             "probe": probe_rule,
             "controls": controls,
-            "panels": panel_rules,
+            "panels": _panel_rules(panel_statistics, c3),
             "sanity": sanity,
-            "simulation_key_slopes": simulated,
-            "probe_power": {"layer": amplification_layer, "bound_slope": bound_slope, "row_noise_window": row_noise_window,
+            "simulation_key_slopes": rule.simulated,
+            "probe_power": {"layer": c3["amplification_layer"], "bound_slope": rule.bound_slope,
+                            "row_noise_window": c3["row_noise_window"],
                             "locality_at_bound": {name: seed["locality_at_bound"] for name, seed in seeds.items()},
                             "power": {name: seed["power"] for name, seed in seeds.items()}},
-            # Every layer of every seed on the probe, the deciding layers and the others alike: a layer that
-            # reverses on some seeds is a result, not a reason to pick the layers.
-            "probe_layers": {str(row["layer"]): {
-                "locality": {name: _layer(metrics[roles["probe"]], row["layer"])["locality"]
-                             for name, roles in runs["seeds"].items()},
-                "key_slope": {name: _layer(metrics[roles["probe"]], row["layer"])["key_slope"]
-                              for name, roles in runs["seeds"].items()}}
-                for row in metrics[runs["seeds"][first_seed]["probe"]]["layers"]},
-            # Every layer of the first seed's runs (the twin Figure 3 shows) and of its untrained twin.
-            "all_layers": {run.replace("/", "_"): metrics[run]["layers"] for run in shown.values()},
+            **_every_layer(metrics, runs),
             "checks": checks,
         },
         "passed": all(checks.values()),

@@ -135,123 +135,149 @@ def noise_control(rows: dict, noisy: list, documents: int, min_spread_ratio: flo
         documents=documents, documents_to_resolve=needed, quiet_layers=quiet)
 
 
+def _row(metrics: dict, run: str, layer: int) -> dict:
+    return metrics[run]["layers"][layer - 1]
+
+
+def _table(metrics: dict, run: str, selected, keys=None) -> dict:
+    return {str(r["layer"]): (_llm_layer(r) if keys is None else {k: r[k] for k in keys})
+            for r in metrics[run]["layers"] if r["layer"] in selected}
+
+
+def _structured_layers(metrics: dict, run: str, c5a: dict) -> list[int]:
+    return [layer for layer in c5a["layers"][1:]
+            if _row(metrics, run, layer)["block_reliability"] >= c5a["min_reliability"]]
+
+
+def _c5a_model(metrics: dict, runs: dict, c5a: dict) -> dict:
+    """C5a for one model: structure after layer 1 on text, and on i.i.d. tokens from the mask, layer by layer."""
+    layers, min_reliability, min_layers = c5a["layers"], c5a["min_reliability"], c5a["min_layers"]
+    text, iid, no_mask = runs["text"], runs["iid"], runs["iid_no_mask"]
+
+    def reliability(run, layer):
+        return _row(metrics, run, layer)["block_reliability"]
+
+    # Per layer after layer 1, whether it is structured on i.i.d. tokens under the mask and not in the same layer
+    # without it: only such a layer's structure is the mask's.  A layer structured both ways (a query offset the
+    # softmax cannot see, say) is the control passing, and it does not count.
+    by_layer = {str(layer): {"with_mask": reliability(iid, layer), "without_mask": reliability(no_mask, layer),
+                             "counts_for_the_mask": (reliability(iid, layer) >= min_reliability
+                                                     and reliability(no_mask, layer) < min_reliability)}
+                for layer in layers[1:]}
+    checks = {
+        "text_structure_after_layer_1": len(_structured_layers(metrics, text, c5a)) >= min_layers,
+        "iid_layer_1_at_noise_level": reliability(iid, layers[0]) < min_reliability,
+        "iid_structure_from_the_mask": sum(layer["counts_for_the_mask"] for layer in by_layer.values()) >= min_layers,
+    }
+    return {
+        "passed": all(checks.values()), "checks": checks, "iid_layers_with_and_without_the_mask": by_layer,
+        "text": _table(metrics, text, layers), "iid_tokens": _table(metrics, iid, layers),
+        "iid_tokens_no_mask": _table(metrics, no_mask, layers),
+        "decomposition": {name: _table(metrics, run, layers, DECOMPOSITION_KEYS)
+                          for name, run in (("text", text), ("iid_tokens", iid), ("iid_tokens_no_mask", no_mask))},
+        "all_layers_text": _table(metrics, text, [r["layer"] for r in metrics[text]["layers"]]),
+        "by_layer_type": layer_type_comparison(metrics[text]),
+        "inputs": {key: metrics[text]["metadata"][key] for key in ("sequences", "seq_len", "dtype", "device")},
+        # the whole model's size and architecture (behind_rope.claims.ladder orders and pairs the models by them)
+        "parameters": metrics[text]["metadata"].get("parameters"),
+        "architecture": metrics[text]["metadata"].get("architecture"),
+    }
+
+
+def _c5b_model(metrics: dict, figure5: str, c5b: dict) -> dict:
+    """C5b for one model: the pattern's width against the raw scores' in the Figure 5 run, where the noise allows."""
+    def large(r):
+        return (r["spread_ratio"] >= c5b["min_spread_ratio"]
+                and r["spread_ratio"] >= c5b["min_over_noise"] * r["noise_spread_ratio"])
+
+    rows = {layer: _row(metrics, figure5, layer) for layer in c5b["layers"]}
+    noise_large = [layer for layer, r in rows.items() if r["noise_spread_ratio"] >= c5b["min_spread_ratio"]]
+    documents = metrics[figure5]["metadata"]["sequences"]
+    magnitude = {
+        "passed": sum(large(r) for r in rows.values()) >= c5b["min_layers"],
+        "preconditions": {"noise_control": noise_control(rows, noise_large, documents, c5b["min_spread_ratio"],
+                                                         c5b["min_layers"])},
+        "layers": {str(layer): {"spread_ratio": r["spread_ratio"], "noise_spread_ratio": r["noise_spread_ratio"],
+                                "raw_spread": r["raw_spread"], "pattern_spread": r["pattern_spread"],
+                                "large": large(r)} for layer, r in rows.items()},
+        "control_split_half_noise": {"layers_at_or_above_threshold": noise_large,
+                                     "passed": len(noise_large) >= c5b["min_layers"]},
+        "layer_1": {key: _row(metrics, figure5, 1)[key] for key in ("spread_ratio", "noise_spread_ratio")},
+    }
+    return magnitude | {"outcome": part_outcome(magnitude)}
+
+
+def _c5c_model(metrics: dict, runs: dict, c5c: dict) -> dict:
+    """C5c for one model: the first keys stand apart on text with the mask, and not on the same text without it."""
+    def apart(run):
+        keys = ("first_keys_contrast", "first_keys_contrast_halves", "first_keys_noise", "sink_contrast",
+                "sink_contrast_halves", "sink_noise")
+        return {str(layer): {**{k: _row(metrics, run, layer)[k] for k in keys},
+                             "stands_apart": _stands_apart(_row(metrics, run, layer), "first_keys_contrast",
+                                                           "first_keys_noise", c5c["min_over_noise"]),
+                             "sink_stands_apart": _stands_apart(_row(metrics, run, layer), "sink_contrast",
+                                                                "sink_noise", c5c["min_over_noise"])}
+                for layer in c5c["layers"]}
+
+    # The same text with and without the mask, so that the mask is the one thing the control changes; the text
+    # pieces start anywhere in a document, so their first keys are positions, not a document's opening words.
+    on_text, control = apart(runs["text"]), apart(runs["text_no_mask"])
+    count = sum(layer["stands_apart"] for layer in on_text.values())
+    control_count = sum(layer["stands_apart"] for layer in control.values())
+    return {"passed": count >= c5c["min_layers"] and control_count < c5c["min_layers"],
+            "text": on_text, "control_text_no_mask": {"layers": control, "passed": control_count >= c5c["min_layers"]},
+            # recorded, deciding nothing: the Figure 5 run's documents, and i.i.d. tokens without the mask
+            "figure5": apart(runs["figure5"]), "iid_no_mask": apart(runs["iid_no_mask"])}
+
+
+def _c5d_model(metrics: dict, runs: dict, c5a: dict, c5d: dict) -> dict:
+    """C5d for one model: in the layers where C5a's text structure holds, the start keys come out lower."""
+    figure5 = runs["figure5"]
+    checked = [layer for layer in _structured_layers(metrics, runs["text"], c5a) if layer in c5d["layers"]]
+    keys = ("start_deficit_visible", "start_deficit_visible_halves", "start_deficit_paper",
+            "start_deficit_paper_halves", "sink", "drawn_reliability", "relative_share", "query_offset_share",
+            "visible_share")
+    lower = {str(layer): _below_in_every_part(_row(metrics, figure5, layer), "start_deficit_visible", c5d["below"])
+             for layer in checked}
+    reliable = [layer for layer in c5d["layers"]
+                if _row(metrics, figure5, layer)["drawn_reliability"] >= c5d["figure5_min_reliability"]]
+    return {
+        "passed": bool(checked) and all(lower.values()),
+        "layers_where_c5a_holds": checked,
+        "start_keys_lower_softmax_visible": lower,
+        "start_keys_lower_paper_way": {str(layer): _below_in_every_part(_row(metrics, figure5, layer),
+                                                                        "start_deficit_paper", c5d["below"])
+                                       for layer in checked},
+        "figure5": _table(metrics, figure5, [r["layer"] for r in metrics[figure5]["layers"]], keys),
+        "iid_tokens": _table(metrics, runs["iid"], c5d["layers"],
+                             ("start_deficit_visible", "start_deficit_visible_halves", "start_deficit_paper")),
+        # Figure 5's own quality, not a part of C5d's verdict: are its panels reliable enough to read?
+        "figure5_reliability": {
+            "layers_reaching": reliable, "minimum": c5d["figure5_min_reliability"],
+            "passed": len(reliable) >= c5d["figure5_min_layers"]},
+        "figure5_inputs": {**{key: metrics[figure5]["metadata"][key] for key in ("sequences", "seq_len", "device")},
+                           "sampling": metrics[figure5]["metadata"].get("token_set", {}).get("sampling")},
+    }
+
+
 def claims_c5(metrics: dict, runs_by_model: dict, criteria: dict) -> dict:
     """{"C5a": ..., "C5b": ..., "C5c": ..., "C5d": ...} from the metrics files of each model's runs
     (behind_rope.config.c5_runs); ``criteria`` holds each part's arguments (config/claims.yaml)."""
     c5a, c5b, c5c, c5d = (criteria[name] for name in ("C5a", "C5b", "C5c", "C5d"))
-    layers, min_reliability, min_layers = c5a["layers"], c5a["min_reliability"], c5a["min_layers"]
-    first, later = layers[0], layers[1:]
+    structure = {model: _c5a_model(metrics, runs, c5a) for model, runs in runs_by_model.items()}
+    magnitude = {model: _c5b_model(metrics, runs["figure5"], c5b) for model, runs in runs_by_model.items()}
+    first_keys = {model: _c5c_model(metrics, runs, c5c) for model, runs in runs_by_model.items()}
+    direction = {model: _c5d_model(metrics, runs, c5a, c5d) for model, runs in runs_by_model.items()}
+    noise_of_figure5 = {model: metrics[runs["figure5"]]["noise_floor"] for model, runs in runs_by_model.items()}
+    noise_of_text = {model: metrics[runs["text"]]["noise_floor"] for model, runs in runs_by_model.items()}
+    return _c5_claims(c5a, c5b, c5c, c5d, structure, magnitude, first_keys, direction, noise_of_figure5, noise_of_text)
 
-    def row(run, layer):
-        return metrics[run]["layers"][layer - 1]
 
-    def structured_layers(run):
-        return [layer for layer in later if row(run, layer)["block_reliability"] >= min_reliability]
-
-    def layers_from_the_mask(iid, no_mask):
-        """Per layer after layer 1, whether it is structured on i.i.d. tokens under the mask and not in the same
-        layer without it: only such a layer's structure is the mask's.  A layer structured both ways (a query
-        offset the softmax cannot see, say) is the control passing, and it does not count."""
-        return {str(layer): {"with_mask": row(iid, layer)["block_reliability"],
-                             "without_mask": row(no_mask, layer)["block_reliability"],
-                             "counts_for_the_mask": (row(iid, layer)["block_reliability"] >= min_reliability
-                                                     and row(no_mask, layer)["block_reliability"] < min_reliability)}
-                for layer in later}
-
-    def table(run, selected, keys=None):
-        return {str(r["layer"]): (_llm_layer(r) if keys is None else {k: r[k] for k in keys})
-                for r in metrics[run]["layers"] if r["layer"] in selected}
-
-    structure, magnitude, first_keys, direction = {}, {}, {}, {}
-    noise_of_figure5, noise_of_text = {}, {}
-    for model, runs in runs_by_model.items():
-        text, iid, no_mask, figure5, text_no_mask = (runs[role] for role in ("text", "iid", "iid_no_mask", "figure5",
-                                                                              "text_no_mask"))
-        by_layer = layers_from_the_mask(iid, no_mask)
-        checks = {
-            "text_structure_after_layer_1": len(structured_layers(text)) >= min_layers,
-            "iid_layer_1_at_noise_level": row(iid, first)["block_reliability"] < min_reliability,
-            "iid_structure_from_the_mask": sum(layer["counts_for_the_mask"] for layer in by_layer.values()) >= min_layers,
-        }
-        structure[model] = {
-            "passed": all(checks.values()), "checks": checks, "iid_layers_with_and_without_the_mask": by_layer,
-            "text": table(text, layers), "iid_tokens": table(iid, layers), "iid_tokens_no_mask": table(no_mask, layers),
-            "decomposition": {name: table(run, layers, DECOMPOSITION_KEYS)
-                              for name, run in (("text", text), ("iid_tokens", iid), ("iid_tokens_no_mask", no_mask))},
-            "all_layers_text": table(text, [r["layer"] for r in metrics[text]["layers"]]),
-            "by_layer_type": layer_type_comparison(metrics[text]),
-            "inputs": {key: metrics[text]["metadata"][key] for key in ("sequences", "seq_len", "dtype", "device")},
-            # the whole model's size and architecture (behind_rope.claims.ladder orders and pairs the models by them)
-            "parameters": metrics[text]["metadata"].get("parameters"),
-            "architecture": metrics[text]["metadata"].get("architecture"),
-        }
-
-        def large(r):
-            return (r["spread_ratio"] >= c5b["min_spread_ratio"]
-                    and r["spread_ratio"] >= c5b["min_over_noise"] * r["noise_spread_ratio"])
-
-        noise_of_figure5[model], noise_of_text[model] = metrics[figure5]["noise_floor"], metrics[text]["noise_floor"]
-        rows_b = {layer: row(figure5, layer) for layer in c5b["layers"]}
-        noise_large = [layer for layer, r in rows_b.items() if r["noise_spread_ratio"] >= c5b["min_spread_ratio"]]
-        documents = metrics[figure5]["metadata"]["sequences"]
-        magnitude[model] = {
-            "passed": sum(large(r) for r in rows_b.values()) >= c5b["min_layers"],
-            "preconditions": {"noise_control": noise_control(rows_b, noise_large, documents, c5b["min_spread_ratio"],
-                                                             c5b["min_layers"])},
-            "layers": {str(layer): {"spread_ratio": r["spread_ratio"], "noise_spread_ratio": r["noise_spread_ratio"],
-                                    "raw_spread": r["raw_spread"], "pattern_spread": r["pattern_spread"],
-                                    "large": large(r)} for layer, r in rows_b.items()},
-            "control_split_half_noise": {"layers_at_or_above_threshold": noise_large,
-                                         "passed": len(noise_large) >= c5b["min_layers"]},
-            "layer_1": {key: row(figure5, 1)[key] for key in ("spread_ratio", "noise_spread_ratio")},
-        }
-        magnitude[model]["outcome"] = part_outcome(magnitude[model])
-
-        def apart(run):
-            keys = ("first_keys_contrast", "first_keys_contrast_halves", "first_keys_noise", "sink_contrast",
-                    "sink_contrast_halves", "sink_noise")
-            return {str(layer): {**{k: row(run, layer)[k] for k in keys},
-                                 "stands_apart": _stands_apart(row(run, layer), "first_keys_contrast", "first_keys_noise",
-                                                               c5c["min_over_noise"]),
-                                 "sink_stands_apart": _stands_apart(row(run, layer), "sink_contrast", "sink_noise",
-                                                                    c5c["min_over_noise"])}
-                    for layer in c5c["layers"]}
-
-        # The same text with and without the mask, so that the mask is the one thing the control changes; the text
-        # pieces start anywhere in a document, so their first keys are positions, not a document's opening words.
-        on_text, control = apart(text), apart(text_no_mask)
-        count = sum(layer["stands_apart"] for layer in on_text.values())
-        control_count = sum(layer["stands_apart"] for layer in control.values())
-        first_keys[model] = {"passed": count >= c5c["min_layers"] and control_count < c5c["min_layers"],
-                             "text": on_text, "control_text_no_mask": {"layers": control,
-                                                                       "passed": control_count >= c5c["min_layers"]},
-                             # recorded, deciding nothing: the Figure 5 run's documents, and i.i.d. tokens without the mask
-                             "figure5": apart(figure5), "iid_no_mask": apart(no_mask)}
-
-        checked = [layer for layer in structured_layers(text) if layer in c5d["layers"]]
-        keys = ("start_deficit_visible", "start_deficit_visible_halves", "start_deficit_paper",
-                "start_deficit_paper_halves", "sink", "drawn_reliability", "relative_share", "query_offset_share",
-                "visible_share")
-        lower = {str(layer): _below_in_every_part(row(figure5, layer), "start_deficit_visible", c5d["below"])
-                 for layer in checked}
-        reliable = [layer for layer in c5d["layers"]
-                    if row(figure5, layer)["drawn_reliability"] >= c5d["figure5_min_reliability"]]
-        direction[model] = {
-            "passed": bool(checked) and all(lower.values()),
-            "layers_where_c5a_holds": checked,
-            "start_keys_lower_softmax_visible": lower,
-            "start_keys_lower_paper_way": {str(layer): _below_in_every_part(row(figure5, layer), "start_deficit_paper",
-                                                                            c5d["below"]) for layer in checked},
-            "figure5": table(figure5, [r["layer"] for r in metrics[figure5]["layers"]], keys),
-            "iid_tokens": table(iid, c5d["layers"], ("start_deficit_visible", "start_deficit_visible_halves",
-                                                     "start_deficit_paper")),
-            # Figure 5's own quality, not a part of C5d's verdict: are its panels reliable enough to read?
-            "figure5_reliability": {
-                "layers_reaching": reliable, "minimum": c5d["figure5_min_reliability"],
-                "passed": len(reliable) >= c5d["figure5_min_layers"]},
-            "figure5_inputs": {**{key: metrics[figure5]["metadata"][key] for key in ("sequences", "seq_len", "device")},
-                               "sampling": metrics[figure5]["metadata"].get("token_set", {}).get("sampling")},
-        }
+def _c5_claims(c5a: dict, c5b: dict, c5c: dict, c5d: dict, structure: dict, magnitude: dict, first_keys: dict,
+               direction: dict, noise_of_figure5: dict, noise_of_text: dict) -> dict:
+    """The four records from their per-model parts, with their statements and thresholds in words."""
+    min_reliability, min_layers = c5a["min_reliability"], c5a["min_layers"]
+    first, later = c5a["layers"][0], c5a["layers"][1:]
     later_text = ", ".join(map(str, later))
     floor_b, floor_c = _floor_words(noise_of_figure5), _floor_words(noise_of_text)
     claims = {
@@ -571,10 +597,9 @@ def decomposition_table(claims: dict) -> str:
 # ---- docs/results.md -----------------------------------------------------------------------------
 
 
-def results_table(claims: dict) -> str:
-    """Claims C5a-C5d per model: the structure (C5a), its size (C5b), the first keys (C5c) and the direction
-    (C5d, our own question), then every layer on text and the layer types."""
-    c5a, c5b, c5c, c5d = (claims[name]["measured"]["models"] for name in ("C5a", "C5b", "C5c", "C5d"))
+def _c5a_rows(claims: dict) -> list[str]:
+    """C5a's rows: block reliability, non-relative index and start deficit per run and layer."""
+    c5a = claims["C5a"]["measured"]["models"]
     rows = [md.claim_line(claims, "C5a"), "",
             "C5a: block reliability / non-relative index / start deficit (the old measure, key 0 included), layers 1-4:", "",
             "| model | run | layer 1 | layer 2 | layer 3 | layer 4 |", "|---|---|---|---|---|---|"]
@@ -586,8 +611,13 @@ def results_table(claims: dict) -> str:
             rows.append(f"| {model} | {label} | " + " | ".join(cells) + " |")
         checks = ", ".join(f"{name}: {'yes' if ok else 'no'}" for name, ok in result["checks"].items())
         rows.append(f"| {model} | C5a {md.pass_fail(result['passed'])} | {checks} | | | |")
+    return rows
 
-    rows += ["", md.claim_line(claims, "C5b"), "",
+
+def _c5b_rows(claims: dict) -> list[str]:
+    """C5b's rows: the widths and ratios per layer of the Figure 5 run, and why each model passes or fails."""
+    c5b = claims["C5b"]["measured"]["models"]
+    rows = ["", md.claim_line(claims, "C5b"), "",
              "C5b, per layer of the Figure 5 run (as drawn): raw width / pattern width / spread ratio / noise ratio "
              "(a layer counts when the ratio and its margin over the noise are both reached):", "",
              "| model | layer 1 (recorded) | layer 2 | layer 3 | layer 4 | C5b |", "|---|---|---|---|---|---|"]
@@ -606,8 +636,13 @@ def results_table(claims: dict) -> str:
                     f"bound in layer(s) {', '.join(map(str, noise['layers_at_or_above_threshold'])) or 'none'}"
                     + (" (the control passes: noise alone would reach the bound, so the model is UNDECIDED)."
                        if noise["passed"] else " (the control fails, as it must)."))
+    return rows
 
-    rows += ["", md.claim_line(claims, "C5c"), "",
+
+def _c5c_rows(claims: dict) -> list[str]:
+    """C5c's rows: the first keys' contrast per layer of the text run, with and without the mask."""
+    c5c = claims["C5c"]["measured"]["models"]
+    rows = ["", md.claim_line(claims, "C5c"), "",
              "C5c, per layer of the text run: the first keys' contrast against mid-context keys, mean (halves), in "
              "noise floors; key 0 (the sink) the same way; the same text without the mask (the control), first keys in "
              "noise floors:", "",
@@ -623,8 +658,13 @@ def results_table(claims: dict) -> str:
                         f"{md.value(v['sink_contrast'], '+.3f')} | {md.floors(v['sink_contrast'], v['sink_noise'])} | "
                         f"{md.floors(off.get('first_keys_contrast'), off.get('first_keys_noise'))} | "
                         f"{md.pass_fail(result['passed']) if k == 0 else ''} |")
+    return rows
 
-    rows += ["", md.claim_line(claims, "C5d"), "",
+
+def _c5d_rows(claims: dict) -> list[str]:
+    """C5d's rows: the start deficits per layer of the Figure 5 run."""
+    c5d = claims["C5d"]["measured"]["models"]
+    rows = ["", md.claim_line(claims, "C5d"), "",
              "C5d (our own question, beyond the paper's text), on the Figure 5 run, per layer: panel reliability as "
              "drawn; start deficit the paper's way; softmax-visible start deficit, mean (halves); the same on i.i.d. "
              "tokens; sink:", "",
@@ -640,8 +680,13 @@ def results_table(claims: dict) -> str:
                          f"sink {md.value(v['sink'], '+.2f')}{mark}")
         rows.append(f"| {model} | {result['figure5_inputs']['sampling']} | " + " | ".join(cells)
                     + f" | {md.pass_fail(result['passed'])} |")
+    return rows
 
-    rows += ["", "The text run's layers (llm.inputs.text; the all-layer figures of `snakemake extended` draw every layer), "
+
+def _text_layer_rows(claims: dict) -> list[str]:
+    """Every layer of the text run, and the means by attention type."""
+    c5a = claims["C5a"]["measured"]["models"]
+    rows = ["", "The text run's layers (llm.inputs.text; the all-layer figures of `snakemake extended` draw every layer), "
              "block reliability (start deficit sign: + / −; · where the window hides the start):", "",
              "| model | layer: block reliability, start deficit sign (s = sliding window) |", "|---|---|"]
     for model, result in c5a.items():
@@ -657,4 +702,11 @@ def results_table(claims: dict) -> str:
         for kind, v in result["by_layer_type"].items():
             rows.append(f"| {model} | {kind} | {len(v['layers'])} | {md.value(v['mean_block_reliability'], '.2f')} | "
                         f"{md.value(v['mean_nonrelative_index'], '.2f')} | {md.value(v['mean_start_deficit'], '+.2f')} |")
-    return "\n".join(rows)
+    return rows
+
+
+def results_table(claims: dict) -> str:
+    """Claims C5a-C5d per model: the structure (C5a), its size (C5b), the first keys (C5c) and the direction
+    (C5d, our own question), then every layer on text and the layer types."""
+    return "\n".join(row for part in (_c5a_rows, _c5b_rows, _c5c_rows, _c5d_rows, _text_layer_rows)
+                     for row in part(claims))

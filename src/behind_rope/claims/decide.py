@@ -188,7 +188,7 @@ def decide(derivation: dict, monte_carlo: list[dict], metrics: dict, training: d
     result = {
         "C1": claim_c1(derivation, monte_carlo, **claims["C1"]),
         "C2": claim_c2(simulation, **claims["C2"]),
-        "C3": c3.claim_c3(metrics, simulation, training, panel_statistics, twin_runs, **claims["C3"]),
+        "C3": c3.claim_c3(metrics, simulation, training, panel_statistics, twin_runs, claims["C3"]),
         "C4": claim_c4(simulation, **claims["C4"]),
         **c5.claims_c5(metrics, llm_runs, {name: claims[name] for name in ("C5a", "C5b", "C5c", "C5d")}),
     }

@@ -76,37 +76,39 @@ def head_power(carrying: np.ndarray, slopes: np.ndarray, floors: np.ndarray, res
             "unresolved_floors": _floats(floors[unresolved])}
 
 
-def mask_part_check(arrays: dict, reference: np.ndarray, layers, min_query: int, min_slope_ratio: float,
-                    floor_multiple: float, min_head_share: float, min_layers: int,
-                    min_resolvable_slope_ratio: float, sequences: int, floor_splits: int, floor_quantile: float) -> dict:
-    """C6's check on one run: per head, the slope of log Z - a(i) against log(i + 1) (queries >= ``min_query``),
-    against ``reference``, the simulation's slope per layer (index = layer - 1), each head's floor from
-    ``floor_splits`` splits of the run's groups of sequences; with its power precondition.  The raw log Z's
+def mask_part_check(arrays: dict, reference: np.ndarray, sequences: int, c6: dict) -> dict:
+    """C6's check on one run of ``sequences`` sequences: per head, the slope of log Z - a(i) against log(i + 1)
+    (queries >= ``c6["min_query"]``), against ``reference``, the simulation's slope per layer (index = layer - 1),
+    each head's floor from ``c6["floor_splits"]`` splits of the run's groups of sequences; with its power
+    precondition (``c6``: C6's entry of config/claims.yaml, its parts flattened).  The raw log Z's
     slopes, a(i) left in, are recorded beside, deciding nothing."""
     index = _layer_index(arrays)
-    found = slopes_with_floor(visible_log_z(arrays), min_query, floor_splits, floor_quantile, key="log_z_visible")
-    raw = log_z_slopes(np.asarray(arrays["log_z"]), min_query)
+    found = slopes_with_floor(visible_log_z(arrays), c6["min_query"], c6["floor_splits"], c6["floor_quantile"],
+                              key="log_z_visible")
+    raw = log_z_slopes(np.asarray(arrays["log_z"]), c6["min_query"])
     rows = {}
-    for layer in layers:
-        slope, floor, bound = found["slope"][index[layer]], found["floor"][index[layer]], min_slope_ratio * reference[layer - 1]
-        carrying = (slope >= bound) & (slope > floor_multiple * floor)
-        rows[str(layer)] = head_power(carrying, slope, floor, min_resolvable_slope_ratio * reference[layer - 1],
-                                      floor_multiple, min_head_share)
+    for layer in c6["layers"]:
+        slope, floor = found["slope"][index[layer]], found["floor"][index[layer]]
+        bound = c6["min_slope_ratio"] * reference[layer - 1]
+        carrying = (slope >= bound) & (slope > c6["floor_multiple"] * floor)
+        rows[str(layer)] = head_power(carrying, slope, floor, c6["min_resolvable_slope_ratio"] * reference[layer - 1],
+                                      c6["floor_multiple"], c6["min_head_share"])
         rows[str(layer)] |= {"slope_ratio_to_simulation": _floats(slope / reference[layer - 1]),
                              "raw_slopes": _floats(raw[index[layer]])}
     holding = sum(row["holds"] for row in rows.values())
     undecided = [layer for layer, row in rows.items() if not row["decided"]]
-    passed = holding >= min_layers
-    resolvable = {layer: min_resolvable_slope_ratio * reference[int(layer) - 1] for layer in undecided}
-    needed = (max(sequences_to_resolve(sequences, rows[layer]["unresolved_floors"], resolvable[layer], floor_multiple)
+    passed = holding >= c6["min_layers"]
+    resolvable = {layer: c6["min_resolvable_slope_ratio"] * reference[int(layer) - 1] for layer in undecided}
+    needed = (max(sequences_to_resolve(sequences, rows[layer]["unresolved_floors"], resolvable[layer],
+                                       c6["floor_multiple"])
                   for layer in undecided) if undecided and min(resolvable.values()) > 0 else None)
     power = precondition(
-        passed or holding + len(undecided) < min_layers,
+        passed or holding + len(undecided) < c6["min_layers"],
         f"{holding} of {len(rows)} layers hold and {len(undecided)} could still change (heads whose "
-        f"{floor_multiple:g} floors exceed {min_resolvable_slope_ratio:g} x b_sim), against {min_layers} needed, at "
-        f"{sequences} sequences",
+        f"{c6['floor_multiple']:g} floors exceed {c6['min_resolvable_slope_ratio']:g} x b_sim), against "
+        f"{c6['min_layers']} needed, at {sequences} sequences",
         f"about {needed:,} sequences of the first inputs (llm.inputs.first.sequences), at which every unresolved "
-        f"head's floors resolve {min_resolvable_slope_ratio:g} x b_sim" if needed
+        f"head's floors resolve {c6['min_resolvable_slope_ratio']:g} x b_sim" if needed
         else "a simulation slope b_sim above zero in every checked layer" if undecided else "nothing: it is decided",
         sequences=sequences, sequences_to_resolve=needed, layers_undecided=[int(layer) for layer in undecided])
     return {"passed": passed, "layers_holding": holding, "layers": rows, "preconditions": {"power": power},
@@ -127,21 +129,16 @@ def positional_leakage_record(arrays: dict) -> dict:
             for layer, k in _layer_index(arrays).items()}
 
 
-def claim_c6(scores: Mapping, runs: dict, simulation_runs: dict, layers, min_query: int, min_slope_ratio: float,
-             floor_multiple: float, min_head_share: float, min_layers: int, min_resolvable_slope_ratio: float,
-             floor_splits: int, floor_quantile: float, **_) -> dict:
-    simulated = {role: slopes_with_floor(visible_log_z(scores[run]), min_query, floor_splits, floor_quantile,
-                                         key="log_z_visible")
+def claim_c6(scores: Mapping, runs: dict, simulation_runs: dict, c6: dict) -> dict:
+    """C6 from the score files of each model's probe and no-mask runs and the simulation's (``c6``: C6's entry of
+    config/claims.yaml, its parts flattened)."""
+    simulated = {role: slopes_with_floor(visible_log_z(scores[run]), c6["min_query"], c6["floor_splits"],
+                                         c6["floor_quantile"], key="log_z_visible")
                  for role, run in simulation_runs.items()}
     reference = simulated["probe"]["slope"]  # b_sim per layer (index = layer - 1)
-    settings = {"reference": reference, "layers": layers, "min_query": min_query, "min_slope_ratio": min_slope_ratio,
-                "floor_multiple": floor_multiple, "min_head_share": min_head_share, "min_layers": min_layers,
-                "min_resolvable_slope_ratio": min_resolvable_slope_ratio, "floor_splits": floor_splits,
-                "floor_quantile": floor_quantile}
-
     models = {}
     for model, pair in runs.items():
-        probe, no_mask = (mask_part_check(scores[run], sequences=_metadata(scores[run])["sequences"], **settings)
+        probe, no_mask = (mask_part_check(scores[run], reference, _metadata(scores[run])["sequences"], c6)
                           for run in (pair["probe"], pair["no_mask"]))
         for check in (probe, no_mask):
             check["outcome"] = part_outcome(check)
@@ -151,10 +148,11 @@ def claim_c6(scores: Mapping, runs: dict, simulation_runs: dict, layers, min_que
 
     def simulation_check(role):
         found = simulated[role]
-        rows = {str(layer): {"slope": float(found["slope"][layer - 1]), "floor": float(found["floor"][layer - 1]),
-                             "holds": bool(found["slope"][layer - 1] >= min_slope_ratio * reference[layer - 1]
-                                           and found["slope"][layer - 1] > floor_multiple * found["floor"][layer - 1])}
-                for layer in layers}
+        slope, floor = found["slope"], found["floor"]
+        rows = {str(layer): {"slope": float(slope[layer - 1]), "floor": float(floor[layer - 1]),
+                             "holds": bool(slope[layer - 1] >= c6["min_slope_ratio"] * reference[layer - 1]
+                                           and slope[layer - 1] > c6["floor_multiple"] * floor[layer - 1])}
+                for layer in c6["layers"]}
         return {"passed": all(row["holds"] for row in rows.values()), "layers": rows}
 
     simulation = {"probe": simulation_check("probe"), "no_mask": simulation_check("no_mask")}
@@ -163,23 +161,25 @@ def claim_c6(scores: Mapping, runs: dict, simulation_runs: dict, layers, min_que
     return {
         "statement": "The causal mask ties each query's softmax normaliser to its position: per head, log Z with the "
         "query offset a(i) removed grows with log(i + 1) as the parameter-free causal simulation's does.",
-        "threshold": f"a head carries the mask's position when its slope of log Z - a(i) (queries >= {min_query}) is >= "
-        f"{min_slope_ratio} x the simulation's in the same layer and > {floor_multiple:g} x its floor (the "
-        f"{floor_quantile:g} quantile of |b_A - b_B| over {floor_splits} random splits of the sequences' groups); "
-        f">= {min_head_share:.0%} of the heads in >= {min_layers} of layers {list(layers)}, in every LLM; the simulation "
+        "threshold": "a head carries the mask's position when its slope of log Z - a(i) (queries >= "
+        f"{c6['min_query']}) is >= {c6['min_slope_ratio']} x the simulation's in the same layer and > "
+        f"{c6['floor_multiple']:g} x its floor (the {c6['floor_quantile']:g} quantile of |b_A - b_B| over "
+        f"{c6['floor_splits']} random splits of the sequences' groups); >= {c6['min_head_share']:.0%} of the heads in "
+        f">= {c6['min_layers']} of layers {list(c6['layers'])}, in every LLM; the simulation "
         "is above its floor in every checked layer; every no-mask run fails the same check; decided where the floors "
-        f"could see a head at {min_resolvable_slope_ratio:g} x the simulation's slope (else UNDECIDED)",
-        "measured": {"models": models, "simulation": simulation, "min_query": min_query,
-                     "min_slope_ratio": min_slope_ratio,  # the figure draws the threshold from it
+        f"could see a head at {c6['min_resolvable_slope_ratio']:g} x the simulation's slope (else UNDECIDED)",
+        "measured": {"models": models, "simulation": simulation, "min_query": c6["min_query"],
+                     "min_slope_ratio": c6["min_slope_ratio"],  # the figure draws the threshold from it
                      # Recorded beside C6, deciding nothing: the follow-up line's own measure on the same runs.
                      "positional_leakage": {model: {role: positional_leakage_record(scores[run])
                                                     for role, run in (("mask", pair["probe"]),
                                                                       ("no_mask", pair["no_mask"]))}
                                             for model, pair in runs.items()}},
         "controls": controls,
-        "noise_floor": {"what": f"the {floor_quantile:g} quantile of |b_A - b_B| of each head's slope over {floor_splits} "
+        "noise_floor": {"what": f"the {c6['floor_quantile']:g} quantile of |b_A - b_B| of each head's slope over "
+                        f"{c6['floor_splits']} "
                         "random splits of the sequences' groups into halves (median over the checked heads)",
-                        "splits": floor_splits, "quantile": floor_quantile,
+                        "splits": c6["floor_splits"], "quantile": c6["floor_quantile"],
                         **{model: m["probe"]["noise_floor_median"] for model, m in models.items()}},
         "preconditions": {"models_decided": decided_by_parts(
             models, "model", fails_anyway=simulation["no_mask"]["passed"] or not simulation["probe"]["passed"])},
@@ -317,65 +317,68 @@ def signals(arrays: dict, layers, other_keys: bool = False) -> dict:
     return {part: signal(part) for part in (*HALVES, "_groups")} | {"group_sizes": arrays["group_sizes"]}
 
 
-def claim_c7(scores: Mapping, metrics: dict, runs: dict, identity_gaps: dict, layers, replacement: str,
-             decided_by: str, control_replacements, recorded_replacements, min_fraction_removed: float,
-             floor_multiple: float, min_resolvable_fraction: float, reading_fraction: float, floor_splits: int,
-             floor_quantile: float, **_) -> dict:
+def claim_c7(scores: Mapping, metrics: dict, runs: dict, identity_gaps: dict, c7: dict) -> dict:
+    """C7 from the score and metrics files of each model's original and replaced runs (``c7``: C7's entry of
+    config/claims.yaml, its parts flattened)."""
     models = {}
     for model, named in runs.items():
         arrays = scores[named["original"]]
-        original = signals(arrays, layers)
-        attention = key0_signal(arrays, layers, name="attention_path")
+        original = signals(arrays, c7["layers"])
+        attention = key0_signal(arrays, c7["layers"], name="attention_path")
         sequences = _metadata(arrays)["sequences"]
-        effects = {name: replacement_effect(original, signals(scores[run], layers), min_fraction_removed, floor_multiple,
-                                            min_resolvable_fraction, sequences, floor_splits, floor_quantile)
-                   | {"first_key_ratio": _first_key_ratio(metrics, named["original"], run, layers)}
+        effects = {name: replacement_effect(original, signals(scores[run], c7["layers"]), c7["min_fraction_removed"],
+                                            c7["floor_multiple"], c7["min_resolvable_fraction"], sequences,
+                                            c7["floor_splits"], c7["floor_quantile"])
+                   | {"first_key_ratio": _first_key_ratio(metrics, named["original"], run, c7["layers"])}
                    for name, run in named.items() if name != "original"}
-        deciding = effects[replacement]
+        deciding = effects[c7["replacement"]]
         # The control that reaches position 0: the same replacement, read on what the other keys carry.  Were the
         # cut a disruption of the whole pass rather than of position 0's part, their signal would be cut as much.
-        other_keys = replacement_effect(signals(arrays, layers, other_keys=True),
-                                        signals(scores[named[replacement]], layers, other_keys=True),
-                                        min_fraction_removed, floor_multiple, min_resolvable_fraction, sequences,
-                                        floor_splits, floor_quantile)
+        other_keys = replacement_effect(signals(arrays, c7["layers"], other_keys=True),
+                                        signals(scores[named[c7["replacement"]]], c7["layers"], other_keys=True),
+                                        c7["min_fraction_removed"], c7["floor_multiple"], c7["min_resolvable_fraction"],
+                                        sequences, c7["floor_splits"], c7["floor_quantile"])
         other_keys["cut_alike"] = other_keys["removes"] and cut_alike(
             deciding["fraction_removed"], other_keys["fraction_removed"], (deciding["floor"], other_keys["floor"]),
-            floor_multiple)
+            c7["floor_multiple"])
         models[model] = {
-            "passed": deciding["removes"] and not any(effects[c]["removes"] for c in control_replacements)
+            "passed": deciding["removes"] and not any(effects[c]["removes"] for c in c7["control_replacements"])
             and not other_keys["cut_alike"],
             "other_keys": other_keys,
-            "role": "decides" if model == decided_by else "exploratory",
+            "role": "decides" if model == c7["decided_by"] else "exploratory",
             "key0_signal": {"size": _size(original[""]), "halves": [_size(original[h]) for h in HALVES[1:]],
                             "halves_cosine": _cosine(original["_half_a"], original["_half_b"]),
                             "share_of_attention_signal": remaining_share(attention, original[""])},
             "noise_floor": deciding["floor"], "replacements": effects, "bands": _bands(effects),
-            "first_key_early": _signed_component(metrics, named["original"], layers),
+            "first_key_early": _signed_component(metrics, named["original"], c7["layers"]),
             "largest_identity_change": identity_gaps[model],
             "preconditions": {"power": deciding["preconditions"]["power"]},
         }
         models[model]["outcome"] = part_outcome(models[model])
-    deciding = models[decided_by]
+    deciding = models[c7["decided_by"]]
     return {
         "statement": "Replacing the BOS embedding before the forward pass cuts the residual-stream part of absolute "
         "position at early queries: the positional signal that key 0's value carries into them; the reading reports "
         "about 40%.",
-        "threshold": f"on {decided_by} (its tokenizer adds BOS), the {replacement} replacement removes >= "
-        f"{min_fraction_removed:.0%} of key 0's positional signal at the early queries (layers {list(layers)}: the "
-        f"remaining share rho <= {1 - min_fraction_removed:g}) in the mean and both halves, by > {floor_multiple:g} "
-        f"floors (the {floor_quantile:g} quantile of |rho_A - rho_B| over {floor_splits} random splits of the sequences' "
-        f"groups); the controls ({', '.join(control_replacements)}) do not, nor does the same replacement cut the "
-        f"signal the other keys carry as much (a removal by the same rule, within {floor_multiple:g} floors of key 0's); "
-        f"decided where "
-        f"{floor_multiple:g} floors are at most {min_resolvable_fraction:.0%} (else UNDECIDED)",
-        "measured": {"models": models, "decided_by": decided_by, "signed": True, "reading_fraction": reading_fraction,
-                     "fraction_removed": deciding["replacements"][replacement]["fraction_removed"]},
-        "decided_by": decided_by,
-        "controls": {**{name: {"passed": deciding["replacements"][name]["removes"]} for name in control_replacements},
-                     f"{replacement}, the other keys' signal": {"passed": deciding["other_keys"]["cut_alike"]}},
-        "noise_floor": {"what": f"the {floor_quantile:g} quantile of |rho_A - rho_B| of the {replacement} replacement's "
-                        f"remaining share over {floor_splits} random splits of the sequences' groups into halves",
-                        "splits": floor_splits, "quantile": floor_quantile,
+        "threshold": f"on {c7['decided_by']} (its tokenizer adds BOS), the {c7['replacement']} replacement removes >= "
+        f"{c7['min_fraction_removed']:.0%} of key 0's positional signal at the early queries (layers "
+        f"{list(c7['layers'])}: the remaining share rho <= {1 - c7['min_fraction_removed']:g}) in the mean and both "
+        f"halves, by > {c7['floor_multiple']:g} floors (the {c7['floor_quantile']:g} quantile of |rho_A - rho_B| over "
+        f"{c7['floor_splits']} random splits of the sequences' groups); the controls "
+        f"({', '.join(c7['control_replacements'])}) do not, nor does the same replacement cut the signal the other "
+        f"keys carry as much (a removal by the same rule, within {c7['floor_multiple']:g} floors of key 0's); decided "
+        f"where {c7['floor_multiple']:g} floors are at most {c7['min_resolvable_fraction']:.0%} (else UNDECIDED)",
+        "measured": {"models": models, "decided_by": c7["decided_by"], "signed": True,
+                     "reading_fraction": c7["reading_fraction"],
+                     "fraction_removed": deciding["replacements"][c7["replacement"]]["fraction_removed"]},
+        "decided_by": c7["decided_by"],
+        "controls": {**{name: {"passed": deciding["replacements"][name]["removes"]}
+                        for name in c7["control_replacements"]},
+                     f"{c7['replacement']}, the other keys' signal": {"passed": deciding["other_keys"]["cut_alike"]}},
+        "noise_floor": {"what": f"the {c7['floor_quantile']:g} quantile of |rho_A - rho_B| of the {c7['replacement']} "
+                        f"replacement's remaining share over {c7['floor_splits']} random splits of the sequences' "
+                        "groups into halves",
+                        "splits": c7["floor_splits"], "quantile": c7["floor_quantile"],
                         **{model: m["noise_floor"] for model, m in models.items()}},
         "preconditions": {"power": deciding["preconditions"]["power"]},
         "passed": deciding["passed"],
@@ -554,36 +557,40 @@ def slope_power(rows: list[dict], above: int, trend_holds: bool, floor_multiple:
         sequences=sequences, sequences_to_resolve=needed, layers_unresolved=unresolved)
 
 
-def claim_c8b(scores: Mapping, runs: dict, simulation_runs: dict, min_query: int, min_depth_correlation: float,
-              floor_multiple: float, min_layer_share: float, min_resolvable_slope: float, floor_splits: int,
-              floor_quantile: float, **_) -> dict:
+def claim_c8b(scores: Mapping, runs: dict, simulation_runs: dict, c8: dict) -> dict:
+    """C8b from the score files of the sliding-window model's and the control's runs (``c8``: C8's entry of
+    config/claims.yaml, its parts flattened)."""
     checks = {role: {"model": run.split("/")[0],
-                     **window_depth(scores[run], _metadata(scores[run]), min_query, min_depth_correlation, floor_multiple,
-                                    min_layer_share, floor_splits, floor_quantile, min_resolvable_slope)}
+                     **window_depth(scores[run], _metadata(scores[run]), c8["min_query"], c8["min_depth_correlation"],
+                                    c8["floor_multiple"], c8["min_layer_share"], c8["floor_splits"],
+                                    c8["floor_quantile"], c8["min_resolvable_slope"])}
               for role, run in runs.items()}
     for check in checks.values():
         check["outcome"] = part_outcome(check)
     simulation = {}
     for name, run in simulation_runs.items():  # recorded: the simulation's log Z past its window of 16 keys
         arrays = scores[run]
-        slopes = slopes_with_floor(visible_log_z(arrays), min(16, arrays["log_z"].shape[-1] - 2), floor_splits,
-                                   floor_quantile, key="log_z_visible")
+        slopes = slopes_with_floor(visible_log_z(arrays), min(16, arrays["log_z"].shape[-1] - 2), c8["floor_splits"],
+                                   c8["floor_quantile"], key="log_z_visible")
         simulation[name] = {"slope_by_layer": _floats(slopes["slope"]), "floor_by_layer": _floats(slopes["floor"])}
     sliding, control = checks["sliding"], checks["no_window"]
     return {
         "statement": "Where a sliding window binds, the residual stream's part of absolute position grows with depth "
         "over the sliding-window layers, and not in a model without a window.",
-        "threshold": f"at queries >= {min_query} (beyond the window), the mean |slope| over heads of log Z - a(i) "
-        f"against log(i + 1) has a rank correlation with depth >= {min_depth_correlation} over the sliding-window layers "
-        f"and exceeds {floor_multiple:g} floors (the {floor_quantile:g} quantile of |b_A - b_B| over {floor_splits} random "
-        f"splits of the sequences' groups, mean over heads) in more than {min_layer_share:.0%} of them; the model without a window fails the same check "
-        f"(over its layers); decided where the layers whose {floor_multiple:g} floors exceed a slope of "
-        f"{min_resolvable_slope:g} cannot change the outcome (else UNDECIDED)",
-        "measured": {"sliding": sliding, "no_window": control, "min_query": min_query, "simulation": simulation},
-        "min_query": min_query,
+        "threshold": f"at queries >= {c8['min_query']} (beyond the window), the mean |slope| over heads of log Z - "
+        f"a(i) against log(i + 1) has a rank correlation with depth >= {c8['min_depth_correlation']} over the "
+        f"sliding-window layers and exceeds {c8['floor_multiple']:g} floors (the {c8['floor_quantile']:g} quantile of "
+        f"|b_A - b_B| over {c8['floor_splits']} random splits of the sequences' groups, mean over heads) in more than "
+        f"{c8['min_layer_share']:.0%} of them; the model without a window fails the same check (over its layers); "
+        f"decided where the layers whose {c8['floor_multiple']:g} floors exceed a slope of "
+        f"{c8['min_resolvable_slope']:g} cannot change the outcome (else UNDECIDED)",
+        "measured": {"sliding": sliding, "no_window": control, "min_query": c8["min_query"], "simulation": simulation},
+        "min_query": c8["min_query"],
         "controls": {f"{control['model']} (no sliding window)": {"passed": control["passed"]}},
-        "noise_floor": {"what": f"the {floor_quantile:g} quantile of |b_A - b_B| over {floor_splits} random splits of the "
-                        "sequences' groups, mean over heads, per layer", "splits": floor_splits, "quantile": floor_quantile,
+        "noise_floor": {"what": f"the {c8['floor_quantile']:g} quantile of |b_A - b_B| over {c8['floor_splits']} "
+                        "random splits of the "
+                        "sequences' groups, mean over heads, per layer",
+                        "splits": c8["floor_splits"], "quantile": c8["floor_quantile"],
                         **{check["model"]: {layer: row["floor"] for layer, row in check["layers"].items()}
                            for check in checks.values()}},
         # C8b passes when the sliding-window model passes its check and the control fails the same.
@@ -683,26 +690,25 @@ def other_heads_alike(sinks: dict, others: dict, floor_multiple: float, min_laye
                      "layers": {layer: row | {"alike": alike[layer]} for layer, row in others["layers"].items()}}
 
 
-def claim_c9(patching: dict, runs: dict, sink_from_query: int, sink_min_attention: float, min_relative_change: float,
-             floor_multiple: float, min_layers: int, min_layer_share: float, max_closed_system_gap: float,
-             floor_splits: int, floor_quantile: float, **_) -> dict:
-    rule = dict(min_relative_change=min_relative_change, floor_multiple=floor_multiple, min_layers=min_layers,
-                min_layer_share=min_layer_share, floor_splits=floor_splits, floor_quantile=floor_quantile)
+def claim_c9(patching: dict, runs: dict, c9: dict) -> dict:
+    """C9 from each model's patching results (``c9``: C9's entry of config/claims.yaml, its parts flattened)."""
+    rule = {key: c9[key] for key in ("min_relative_change", "floor_multiple", "min_layers", "min_layer_share",
+                                     "floor_splits", "floor_quantile")}
     models, sink_tables = {}, {}
     for model in runs:
         attention = patching[model]["sink_attention"]
-        sink_tables[model] = sink_head_table(attention["all"], sink_min_attention)
+        sink_tables[model] = sink_head_table(attention["all"], c9["sink_min_attention"])
         check = {patch: patch_check(patching[model], sink_tables[model], patch, **rule) for patch in ("position0", "middle")}
         # The control that reaches position 0: the same patch read on the layers' other heads.  If they change as
         # much, the patch changes every head alike, and the sink heads are no readers of position 0 in particular.
         others = {layer: {"heads": [h for h in range(row["of"]) if h not in row["heads"]]}
                   for layer, row in sink_tables[model].items()}
         check["other_heads"] = other_heads_alike(check["position0"], patch_check(patching[model], others, "position0", **rule),
-                                                 floor_multiple, min_layers, min_layer_share)
-        closed = _closed(patching[model]["closed_system"], max_closed_system_gap)
+                                                 c9["floor_multiple"], c9["min_layers"], c9["min_layer_share"])
+        closed = _closed(patching[model]["closed_system"], c9["max_closed_system_gap"])
         # Recorded, deciding nothing: the sink heads chosen on half A of the sequences and the patch measured on
         # half B, so that the heads are not chosen on the sequences they are tested on.
-        chosen_on_a = sink_head_table(attention["half_a"], sink_min_attention)
+        chosen_on_a = sink_head_table(attention["half_a"], c9["sink_min_attention"])
         held_out = patch_check(patching[model], chosen_on_a, "position0", **rule, half=1)
         models[model] = {"passed": check["position0"]["passed"] and closed["passed"] and not check["middle"]["passed"]
                          and not check["other_heads"]["passed"],
@@ -718,14 +724,17 @@ def claim_c9(patching: dict, runs: dict, sink_from_query: int, sink_min_attentio
     return {
         "statement": "Position 0 evolves as a closed system, and attention-sink heads read it: patching its residual "
         "state changes the sink heads' outputs at later queries; patching a mid-sequence position does not.",
-        "threshold": f"sink heads: mean attention to key 0 >= {sink_min_attention} over queries >= {sink_from_query}; "
-        f"patching position 0 at a layer's input changes that layer's sink-head outputs by >= {min_relative_change} "
-        f"(relative) and > {floor_multiple:g} floors (the {floor_quantile:g} quantile of |effect_A - effect_B| over "
-        f"{floor_splits} random splits of the sequences' groups), in >= {min_layers} of the layers patched (every one "
-        f"from the first checked on) and in >= {min_layer_share:.0%} of those with sink heads; position 0's state is "
-        f"the same across sequences with the same first token (gap <= {max_closed_system_gap:g}); patching the middle "
-        "position fails the same check, and the other heads of the layers with sink heads do not change alike under the "
-        f"position-0 patch (by the same rule, within {floor_multiple:g} floors of the sink heads' change or above it, in "
+        "threshold": f"sink heads: mean attention to key 0 >= {c9['sink_min_attention']} over queries >= "
+        f"{c9['sink_from_query']}; patching position 0 at a layer's input changes that layer's sink-head outputs by "
+        f">= {c9['min_relative_change']} (relative) and > {c9['floor_multiple']:g} floors (the "
+        f"{c9['floor_quantile']:g} quantile of |effect_A - effect_B| over {c9['floor_splits']} random splits of the "
+        f"sequences' groups), in >= {c9['min_layers']} of the layers patched (every one from the first checked on) "
+        f"and in >= {c9['min_layer_share']:.0%} of those with sink heads; position 0's state is the same across "
+        f"sequences with the same first token (gap <= {c9['max_closed_system_gap']:g}); patching the middle "
+        "position fails the same check, and the other heads of the layers with sink heads do not change alike under "
+        "the "
+        f"position-0 patch (by the same rule, within {c9['floor_multiple']:g} floors of the sink heads' change or "
+        "above it, in "
         "as many layers); in every model",
         "measured": {"models": models},
         "sink_heads": sink_tables,
@@ -739,9 +748,10 @@ def claim_c9(patching: dict, runs: dict, sink_from_query: int, sink_min_attentio
                 "passed": m["other_heads"]["passed"],
                 "testable": m["position0"]["layers_with_sink_heads"] > 0}
                for model, m in models.items()}},
-        "noise_floor": {"what": f"the {floor_quantile:g} quantile of |effect_A - effect_B| of the patch's effect on the "
-                        f"sink heads over {floor_splits} random splits of the sequences' groups, per layer",
-                        "splits": floor_splits, "quantile": floor_quantile,
+        "noise_floor": {"what": f"the {c9['floor_quantile']:g} quantile of |effect_A - effect_B| of the patch's "
+                        f"effect on the sink heads over {c9['floor_splits']} random splits of the sequences' groups, "
+                        "per layer",
+                        "splits": c9["floor_splits"], "quantile": c9["floor_quantile"],
                         **{model: {layer: row["floor"] for layer, row in m["position0"]["layers"].items()}
                            for model, m in models.items()}},
         "passed": all(m["passed"] for m in models.values()),
@@ -756,11 +766,11 @@ def decide(metrics: dict, settings: dict, patching: dict, scores: Mapping) -> di
     identity_gaps = {model: {name: score_gap(scores[a], scores[b]) for name, (a, b) in pairs.items()}
                      for model, pairs in runs["identity"].items()}
     return {
-        "C6": claim_c6(scores, runs["C6"], runs["C6_simulation"], **claims["C6"]),
-        "C7": claim_c7(scores, metrics, runs["C7"], identity_gaps, **claims["C7"]),
+        "C6": claim_c6(scores, runs["C6"], runs["C6_simulation"], claims["C6"]),
+        "C7": claim_c7(scores, metrics, runs["C7"], identity_gaps, claims["C7"]),
         "C8a": claim_c8a(scores, metrics, runs["ntk"], runs["simulation_ntk"], **claims["C8"]),
-        "C8b": claim_c8b(scores, runs["window"], runs["simulation_window"], **claims["C8"]),
-        "C9": claim_c9(patching, runs["C9"], **claims["C9"]),
+        "C8b": claim_c8b(scores, runs["window"], runs["simulation_window"], claims["C8"]),
+        "C9": claim_c9(patching, runs["C9"], claims["C9"]),
     }
 
 
@@ -1117,14 +1127,9 @@ def _floor_rule(args: dict) -> str:
             f"sequences' {ScoreRecorder.GROUPS} groups into halves")
 
 
-def position_values(claims: dict, settings: dict) -> dict[str, str]:
-    args = settings["claims"]
-    c6_args, c7_args, c8_args, c9_args = (args[name] for name in ("C6", "C7", "C8", "C9"))
-    variants = settings["llm"]["variants"]
-    c6, c7, c8a, c8b, c9 = (claims[name]["measured"] for name in ("C6", "C7", "C8a", "C8b", "C9"))
-    values: dict[str, str] = {}
-
-    # C6: per-head slope of log Z against log(i + 1), against the parameter-free simulation's.
+def _c6_values(claims: dict, settings: dict) -> dict[str, str]:
+    """C6's values: per-head slopes of log Z against log(i + 1), against the simulation's."""
+    c6_args, c6 = settings["claims"]["C6"], claims["C6"]["measured"]
     layers6 = [str(layer) for layer in c6_args["layers"]]
 
     def rows6(result: dict, run: str = "probe") -> list[dict]:
@@ -1138,7 +1143,7 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         return number(float(np.median(ratios))) if ratios else "n/a"
 
     median_ratios = listing(f"{median_ratio(result)} in {model_name(model)}" for model, result in c6["models"].items())
-    values |= {
+    return {
         "c6.min_query": str(c6["min_query"]), "c6.slope_ratio": number(c6_args["min_slope_ratio"]),
         "c6.floor_multiple": f"{c6_args['floor_multiple']:g}", "c6.head_share": percent(c6_args["min_head_share"]),
         # C6-C9 share one floor rule; each claim's own splits and quantile are in claims.json
@@ -1163,7 +1168,11 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         "c6.models_undecided": models([m for m, r in c6["models"].items() if r["outcome"] == "UNDECIDED"]),
     }
 
-    # C7: key 0's positional signal at the early queries before and after the replacement, decided on one model.
+
+def _c7_values(claims: dict, settings: dict) -> dict[str, str]:
+    """C7's values: key 0's positional signal at the early queries, before and after the replacement, decided on
+    one model."""
+    c7_args, c7, variants = settings["claims"]["C7"], claims["C7"]["measured"], settings["llm"]["variants"]
     replacement = _decisive_replacement(claims, settings)
     decided = c7["decided_by"]
     deciding = c7["models"][decided]
@@ -1178,7 +1187,7 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
                          if _defined(e["first_key_ratio"])), len(r["replacements"]))
                  for m, r in c7["models"].items()]
     power = effect["preconditions"]["power"]
-    values |= {
+    return {
         "c7.layers": listing(c7_args["layers"]), "c7.decided_by": model_name(decided),
         "c7.replacement": _texttt(replacement), "c7.controls": listing(_texttt(c) for c in controls),
         "c7.late_position": listing(later) if later else "n/a",
@@ -1213,9 +1222,12 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
             for group, band in random_bands.items()) if random_bands else "no repeated replacement",
     }
 
-    # C8a: NTK on key 0's positional signal, the other keys' signal as control.
+
+def _c8a_values(claims: dict, settings: dict) -> dict[str, str]:
+    """C8a's values: NTK on key 0's positional signal, the other keys' signal as control."""
+    c8_args, c8a = settings["claims"]["C8"], claims["C8a"]["measured"]
     factors = _factors(claims["C8a"])
-    values |= {
+    return {
         "c8.factors": listing(factors), "c8.layers": listing(c8_args["layers"]),
         "c8.floor_multiple": f"{c8_args['floor_multiple']:g}", "c8.min_layer_share": percent(c8_args["min_layer_share"]),
         "c8a.models": models(list(c8a["models"])),
@@ -1230,9 +1242,12 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         "c8a.power": _c8a_power(c8a["models"]),
     }
 
-    # C8b: the log-Z slope beyond the window, by depth.
+
+def _c8b_values(claims: dict, settings: dict) -> dict[str, str]:
+    """C8b's values: the log-Z slope beyond the window, by depth."""
+    c8_args, c8b = settings["claims"]["C8"], claims["C8b"]["measured"]
     sliding, control = c8b["sliding"], c8b["no_window"]
-    values |= {
+    return {
         "c8b.model": model_name(sliding["model"]), "c8b.control_model": model_name(control["model"]),
         "c8b.min_query": number(c8b["min_query"]), "c8b.window": number(sliding["window"]) if sliding["window"] else "n/a",
         "c8b.seq_len": number(sliding["seq_len"]), "c8b.threshold": number(c8_args["min_depth_correlation"]),
@@ -1250,7 +1265,10 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         "c8b.power": _c8b_power(sliding),
     }
 
-    # C9: sink heads and the position-0 patch, the middle position as control.
+
+def _c9_values(claims: dict, settings: dict) -> dict[str, str]:
+    """C9's values: sink heads and the position-0 patch, the middle position as control."""
+    c9_args, c9 = settings["claims"]["C9"], claims["C9"]["measured"]
     m9 = c9["models"]
     closed = [r["closed_system"] for r in m9.values()]
     effects = [row["effect"] for r in m9.values() for row in r["position0"]["layers"].values() if row["sink_heads"]]
@@ -1259,7 +1277,7 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
     counts = claims["C9"]["sink_heads"]
     held_out = {m: r["held_out"] for m, r in m9.items()}
     supporting = {m: [layer for layer, row in r["position0"]["layers"].items() if row["supports"]] for m, r in m9.items()}
-    values |= {
+    return {
         "c9.from_layer": str(c9_args["from_layer"]), "c9.sink_from_query": str(c9_args["sink_from_query"]),
         "c9.min_layer_share": percent(c9_args["min_layer_share"]),
         "c9.supporting": listing(f"{len(layers)} of {model_name(m)}'s {m9[m]['position0']['layers_with_sink_heads']} "
@@ -1286,6 +1304,12 @@ def position_values(claims: dict, settings: dict) -> dict[str, str]:
         "c9.closed_gap": scientific(max(c["largest_gap_same_first_token"] for c in closed)),
         "c9.open_gap": scientific(min(c["smallest_gap_different_first_tokens"] for c in closed)),
     }
+
+
+def position_values(claims: dict, settings: dict) -> dict[str, str]:
+    """The paper's values of C6-C9, claim by claim, and the reading's stances."""
+    values = {key: value for part in (_c6_values, _c7_values, _c8a_values, _c8b_values, _c9_values)
+              for key, value in part(claims, settings).items()}
 
     # The reading's statements, one stance each, and the summary sentences.
     found = stances(claims, settings)

@@ -245,6 +245,9 @@ def load_resume_state(folder: Path, model, optimizer, fingerprint: str) -> tuple
     return meta["step"], meta["history"]
 
 
+# One piece: the training loop reads top to bottom as one run, as nanoGPT's does (resumption, step, stop rule,
+# checkpoint and summary share its state), and its keyword options (device, dtype, compiling, the stop rule, the
+# tests' hooks) are each set on their own by the tests and benchmarks that call it.
 def train_twin(positional: str, size: TwinSize, settings: TrainSettings, train_ids: np.ndarray, valid_ids: np.ndarray,
                resume_dir: str | Path, device: str = "auto", stop_after: int | None = None, progress: bool = True,
                stop_when: StopWhen | None = None, dtype: str = "auto", code: str = "", compile_body: bool = False,
