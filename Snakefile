@@ -44,6 +44,14 @@ rule extended:
         [path for figure in EXTENDED_FIGURES.values() for path in figure.files],
 
 
+# The exploratory arm (config/exploratory.yaml: the seeds and the corpus the criteria were shaped on), run whole in
+# a folder of its own: `snakemake exploratory` (docs/usage.md, "The two arms").
+rule exploratory:
+    input:
+        "results/exploratory/claims.json",
+        "results/exploratory/registration.yaml",
+
+
 onstart:
     # What the jobs inherit, set now and not while the workflow is parsed: a dry run changes nothing.
     rule_helpers.export_job_environment(SRC)

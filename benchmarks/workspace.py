@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import shutil
 import stat
 from pathlib import Path
 
+from behind_rope.pipeline import workspace
+from behind_rope.pipeline.workspace import WORKFLOW_PARTS  # noqa: F401 (what a copy holds, for the benchmarks)
+
 ROOT = Path(__file__).resolve().parents[1]
-# What a copy of the workflow needs to run: the rules, the config, the library, the environments and the paper.
-WORKFLOW_PARTS = ["Snakefile", "profiles", "workflow", "config", "envs", "src", "paper"]
 
 
 def copy_workflow(destination: Path) -> Path:
-    """The workflow's parts copied into ``destination`` (no results, no build folders); a part that is a link in
-    the repository (``profiles``) stays a link, so that a copy inside a clone matches its commit."""
-    destination.mkdir(parents=True, exist_ok=True)
-    for part in WORKFLOW_PARTS:
-        source = ROOT / part
-        if source.is_symlink():
-            (destination / part).symlink_to(source.readlink())
-        elif source.is_dir():
-            shutil.copytree(source, destination / part, ignore=shutil.ignore_patterns("__pycache__", "build"))
-        else:
-            shutil.copy2(source, destination / part)
-    return destination
+    """This checkout's workflow copied into ``destination`` (behind_rope.pipeline.workspace.copy_workflow)."""
+    return workspace.copy_workflow(ROOT, destination)
 
 
 def disk_gb(folder: Path) -> float:

@@ -253,6 +253,24 @@ def test_a_dry_run_creates_no_file_and_sets_no_environment_variable(tmp_path):
     assert files() == before
 
 
+def test_snakemake_exploratory_runs_the_arm_whole_in_a_folder_of_its_own(tmp_path):
+    """The exploratory arm at the smoke scale: the run's config with config/exploratory.yaml over it (the named
+    seeds, the State of the Union for the LLMs), in results/exploratory/run/, its claims and row copied out; the
+    default run's results are left alone, and a second call finds nothing to do."""
+    clone = copy_workflow(tmp_path / "clone")
+    snakemake(clone, "exploratory", "--configfile", "config/smoke.yaml")
+    claims = json.loads((clone / "results" / "exploratory" / "claims.json").read_text())
+    data = claims["C5a"]["data"]
+    assert data["arm"] == "exploratory" and data["seed"] == 0 and data["llm_text"]["corpus"] == "sotu", data
+    assert claims["C3"]["data"]["twin_seeds"]["nope_seed1"] == 1
+    row = (clone / "results" / "exploratory" / "registration.yaml").read_text()
+    assert "arm: exploratory" in row
+    assert (clone / "results" / "exploratory" / "run" / "results" / "claims.json").is_file()
+    assert not (clone / "results" / "claims.json").exists()  # the default run's outputs are another run's
+    again = snakemake(clone, "exploratory", "--configfile", "config/smoke.yaml", "--dry-run")
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
 def test_a_corrupt_download_stops_the_run_with_one_sentence(tmp_path):
     workdir = copy_workflow(tmp_path)
     (workdir / "config" / "bad_hash.yaml").write_text(

@@ -131,3 +131,30 @@ rule registration_row:
     shell:
         "python -m behind_rope registration-row --claims {input} --scale {params.scale}"
         " --output {output} > {log} 2>&1"
+
+
+# The exploratory arm, on demand (`snakemake exploratory`): the whole workflow on the draws the criteria were shaped
+# on (config/exploratory.yaml over this run's config), in a copy of the checkout under results/exploratory/run/ that
+# keeps its own Snakemake record, so that a rerun there redoes only what changed; its claims and row copied out.
+rule exploratory_arm:
+    output:
+        claims="results/exploratory/claims.json",
+        row="results/exploratory/registration.yaml",
+    log:
+        "results/logs/exploratory_arm.log",
+    benchmark:
+        "results/benchmarks/exploratory_arm.tsv"
+    localrule: on_submit_host("arm")
+    threads: job_threads("arm")
+    resources:
+        **job_resources("arm"),
+    params:
+        # Every file of the workflow: an edit anywhere reruns the arm, whose own record then reruns what it reaches.
+        code=lambda wildcards: workflow_digest(Path(workflow.basedir)),
+        checkout=workflow.basedir,
+        configfiles=[str(Path(path).resolve()) for path in workflow.config_settings.configfiles],
+        config=[f"{key}={value}" for key, value in (workflow.config_settings.config or {}).items()],
+    shell:
+        "python -m behind_rope exploratory-arm --threads {threads} --checkout {params.checkout:q}"
+        " --workdir results/exploratory/run --configfile {params.configfiles:q} --config {params.config:q}"
+        " --claims {output.claims} --row {output.row} > {log} 2>&1"

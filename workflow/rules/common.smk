@@ -24,6 +24,7 @@ from behind_rope.pipeline import rules as rule_helpers
 from behind_rope.pipeline import warm_start
 from behind_rope.pipeline.codedigest import script_code, step_code
 from behind_rope.pipeline.rules import cancel_idle_rechecks, names, verbatim
+from behind_rope.pipeline.workspace import workflow_digest
 from behind_rope.registration import deciding_paths, draw, registration_paths, run_data
 
 # A wildcard constraint no value meets (an empty one would constrain nothing).

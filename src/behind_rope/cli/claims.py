@@ -97,3 +97,17 @@ def claims(args) -> None:
                     atomic.read_json(args.revision_claims))
     atomic.write_json(args.output, result)
     print("\n".join(summary_lines(result)))
+
+
+@step("exploratory-arm", "run the whole workflow on the exploratory arm's data (config/exploratory.yaml) in a folder "
+      "of its own, and copy its claims and its row out", THREADS,
+      arg("--checkout", required=True, help="the checkout whose workflow runs (the Snakefile's folder)"),
+      arg("--workdir", required=True, help="where the arm runs, kept between runs (results/exploratory/run)"),
+      arg("--configfile", nargs="*", default=[], help="the run's own config files, config/exploratory.yaml goes over them"),
+      arg("--config", nargs="*", default=[], help="the run's --config items, key=value"),
+      arg("--claims", required=True), arg("--row", required=True))
+def exploratory_arm(args) -> None:
+    from behind_rope.pipeline.workspace import run_arm
+
+    run_arm(Path(args.checkout), Path(args.workdir), args.configfile, args.config, args.threads,
+            {"results/claims.json": args.claims, "results/registration.yaml": args.row})
