@@ -53,6 +53,7 @@ from behind_rope.config import claim_arguments, load
 from behind_rope.experiments.paths import gram_files, split_files, twin_files
 from behind_rope.experiments.runs import c3_twin_runs, competence_twins
 from behind_rope.experiments.steps import claims_settings, twin_settings
+from behind_rope.pipeline.workspace import snakemake_environment
 from benchmarks.results_doc import PERFORMANCE, RESULTS, update
 from benchmarks.workspace import copy_workflow
 
@@ -140,7 +141,7 @@ def kernels_line(arms: list[str]) -> str:
 def run_copy(arm: str, scratch: Path, targets: list[str]) -> tuple[Path, float]:
     kernels, overlay = ARMS[arm]
     work = copy_workflow(scratch / arm)
-    env = arm_environment(kernels, HF_HUB_OFFLINE="1")
+    env = snakemake_environment(work, arm_environment(kernels, HF_HUB_OFFLINE="1"))
     (work / "arm.yaml").write_text(json.dumps(overlay))  # JSON is YAML
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "all", *targets, "--configfile", "arm.yaml"],

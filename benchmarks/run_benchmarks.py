@@ -40,6 +40,7 @@ import psutil
 
 from behind_rope.atomic import write_json
 from behind_rope.claims.tables import write_tables
+from behind_rope.pipeline.workspace import snakemake_environment
 from benchmarks.results_doc import PERFORMANCE, update
 from benchmarks.workspace import WORKFLOW_PARTS, copy_workflow, disk_gb
 
@@ -338,7 +339,8 @@ def measure(keep: str | None) -> tuple[dict, dict]:
         hook = os.pathsep.join(filter(None, [str(ROOT / "benchmarks" / "process_log"), os.environ.get("PYTHONPATH")]))
         try:
             cold = watched_run(snakemake, work,
-                               env=os.environ | {"PYTHONPATH": hook, "BEHIND_ROPE_PROCESS_LOG": str(process_log)})
+                               env=snakemake_environment(work, os.environ | {"PYTHONPATH": hook,
+                                                                             "BEHIND_ROPE_PROCESS_LOG": str(process_log)}))
         except RuntimeError:
             if keep:  # what a failed run did, to mend the failing step and finish the run from there
                 shutil.copytree(work, keep, symlinks=True, dirs_exist_ok=True)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from behind_rope.pipeline.workspace import snakemake_environment
 from benchmarks.results_doc import CLUSTER, update
 from benchmarks.workspace import copy_workflow
 from tests.cluster import local_cluster
@@ -33,7 +34,8 @@ SMOKE = ("--configfile", "config/smoke.yaml")
 
 def run_local(workdir: Path) -> float:
     started = time.perf_counter()
-    done = local_cluster.run_bounded([sys.executable, "-m", "snakemake", "--cores", "2", *SMOKE], 1500, cwd=workdir)
+    done = local_cluster.run_bounded([sys.executable, "-m", "snakemake", "--cores", "2", *SMOKE], 1500, cwd=workdir,
+                                     env=snakemake_environment(workdir))
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-3000:])
     return time.perf_counter() - started
@@ -48,7 +50,7 @@ def run_on_slurm(workdir: Path, env: dict[str, str], queue_every_job: bool) -> t
             yaml.safe_dump({"resources": {group: {"submit_host": False} for group in groups}}))
         configs.append("queue_every_job.yaml")
     plan = local_cluster.run_bounded([sys.executable, "-m", "snakemake", "--dry-run", "--configfile", *configs[1:]], 300,
-                                     cwd=workdir)
+                                     cwd=workdir, env=snakemake_environment(workdir))
     total = int(re.search(r"^total\s+(\d+)$", plan.stdout, flags=re.MULTILINE)[1])
     started = time.perf_counter()
     done = local_cluster.snakemake_on_slurm(workdir, env, *configs)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from behind_rope.pipeline.workspace import snakemake_environment  # noqa: F401 (the tests' name)
 from benchmarks.workspace import ROOT, WORKFLOW_PARTS, copy_workflow, disk_gb  # noqa: F401 (the tests' names)
 
 # Big intermediate files that no test reads again once the smoke run is done.
@@ -55,7 +56,7 @@ def default_measures():
 
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Run the Snakemake of this environment in ``workdir``; return the finished process."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env = snakemake_environment(workdir, {**os.environ, "HF_HUB_OFFLINE": "1"})
     command = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
     done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
     if check and done.returncode != 0:

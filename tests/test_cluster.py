@@ -16,7 +16,7 @@ import yaml
 from behind_rope.config import load
 from behind_rope.experiments.runs import checkpoint_twins, models_from, scored_llms
 from cluster import local_cluster
-from conftest import ROOT, arrays, comparable, copy_run_with_models, copy_workflow, snakemake
+from conftest import ROOT, arrays, comparable, copy_run_with_models, copy_workflow, snakemake, snakemake_environment
 from test_workflow import FIGURES
 
 # Score runs of pretrained LLMs ask for a GPU (resources.llm.gpus); those of the twins do not.
@@ -78,7 +78,7 @@ def local_rules(workdir: Path, *configs: str) -> set[str]:
             "        config_settings=ConfigSettings(configfiles=[Path(c) for c in sys.argv[1:]]))\n"
             "    print(json.dumps(sorted(workflow._workflow._localrules)))\n")
     done = subprocess.run([sys.executable, "-c", code, *configs], cwd=workdir, capture_output=True, text=True,
-                          timeout=300)
+                          env=snakemake_environment(workdir), timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return set(json.loads(done.stdout.splitlines()[-1]))
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import arrays, comparable, copy_run_with_models, link_or_copy, snakemake
+from conftest import arrays, comparable, copy_run_with_models, link_or_copy, snakemake, snakemake_environment
 
 # Long enough to be caught in the middle: a score run over 16 sequences of 256 tokens (several seconds, more than
 # tqdm's 2 s between progress lines, on a fast host; smoke: 4 of 64), 30 training steps (smoke: 4)
@@ -57,7 +57,8 @@ def processes_in(workdir: Path) -> list[int]:
 
 def kill_mid_run(workdir: Path, target: str, configs: list[str], mid_run, seconds: float = 300) -> None:
     command = [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", *configs, "--", target]
-    run = subprocess.Popen(command, cwd=workdir, env={**os.environ, "HF_HUB_OFFLINE": "1"}, start_new_session=True,
+    run = subprocess.Popen(command, cwd=workdir, env=snakemake_environment(workdir, {**os.environ, "HF_HUB_OFFLINE": "1"}),
+                           start_new_session=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + seconds
     while not mid_run(workdir):

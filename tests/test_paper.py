@@ -11,7 +11,7 @@ import pytest
 
 from behind_rope.paper import document as paper
 from behind_rope.paper import latex
-from conftest import ROOT, copy_run, snakemake
+from conftest import ROOT, copy_run, snakemake, snakemake_environment
 from test_workflow import FIGURES, planned_rules
 
 SMOKE = ("--configfile", "config/smoke.yaml")
@@ -371,7 +371,8 @@ def test_without_latex_only_the_paper_fails_and_names_the_packages(smoke_run, tm
                 (no_latex / tool).symlink_to(os.path.join(folder, tool))
     path = os.pathsep.join([os.path.dirname(sys.executable), str(no_latex)])
     done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--keep-going", *SMOKE], cwd=workdir,
-                          env={**os.environ, "PATH": path}, capture_output=True, text=True, timeout=900)
+                          env=snakemake_environment(workdir, {**os.environ, "PATH": path}), capture_output=True, text=True,
+                          timeout=900)
     assert done.returncode != 0
     assert (workdir / "figures" / "fig2_simulation.pdf").exists() and not (workdir / "paper" / "build" / "main.pdf").exists()
     log = (workdir / "results" / "logs" / "paper" / "paper.log").read_text()

@@ -15,7 +15,7 @@ from behind_rope.config import load
 from behind_rope.figures import table as figures
 from behind_rope.pipeline.codedigest import script_modules
 from behind_rope.twins.train import RUN_FACTS
-from conftest import ROOT, copy_run_with_models, copy_workflow, smoke_config, snakemake
+from conftest import ROOT, copy_run_with_models, copy_workflow, smoke_config, snakemake, snakemake_environment
 
 # Every figure of the figure table at the smoke scale, and its section titles (workflow/figures.yaml).
 SECTIONS, EVERY_FIGURE = figures.load(smoke_config())
@@ -247,7 +247,7 @@ def test_a_dry_run_creates_no_file_and_sets_no_environment_variable(tmp_path):
 
     before = files()
     done = subprocess.run([sys.executable, "-c", DRY_RUN_IN_PROCESS], cwd=clone, capture_output=True, text=True,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=300)
+                          env=snakemake_environment(clone, {**os.environ, "HF_HUB_OFFLINE": "1"}), timeout=300)
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     assert outcome == {"code": 0, "changed": []}, done.stderr[-3000:]
     assert files() == before

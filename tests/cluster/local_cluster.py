@@ -13,6 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from behind_rope.pipeline.workspace import snakemake_environment
+
 CLUSTER = Path(__file__).resolve().parent
 ROOT = CLUSTER.parents[1]
 SLURM_PROFILE = ROOT / "workflow" / "profiles" / "slurm"
@@ -66,4 +68,4 @@ def snakemake_on_slurm(workdir: Path, env: dict[str, str], *args: str, seconds: 
     """Run Snakemake in ``workdir`` through the cluster, with the test profile."""
     profile = cluster_profile(workdir / ".cluster-profile")
     command = [sys.executable, "-m", "snakemake", "--workflow-profile", str(profile), *args]
-    return run_bounded(command, seconds, cwd=workdir, env={**env, "HF_HUB_OFFLINE": "1"})
+    return run_bounded(command, seconds, cwd=workdir, env=snakemake_environment(workdir, {**env, "HF_HUB_OFFLINE": "1"}))

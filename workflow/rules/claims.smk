@@ -145,6 +145,8 @@ rule exploratory_arm:
     benchmark:
         "results/benchmarks/exploratory_arm.tsv"
     localrule: on_submit_host("arm")
+    conda:
+        LIGHT_ENV
     threads: job_threads("arm")
     resources:
         **job_resources("arm"),
@@ -152,9 +154,12 @@ rule exploratory_arm:
         # Every file of the workflow: an edit anywhere reruns the arm, whose own record then reruns what it reaches.
         code=lambda wildcards: workflow_digest(Path(workflow.basedir)),
         checkout=workflow.basedir,
+        # The arm's own Snakemake: the one running this, whatever environment the job runs in.
+        python=PYTHON,
         configfiles=[str(Path(path).resolve()) for path in workflow.config_settings.configfiles],
         config=[f"{key}={value}" for key, value in (workflow.config_settings.config or {}).items()],
     shell:
-        "python -m behind_rope exploratory-arm --threads {threads} --checkout {params.checkout:q}"
-        " --workdir results/exploratory/run --configfile {params.configfiles:q} --config {params.config:q}"
+        "python -m behind_rope exploratory-arm --threads {threads} --python {params.python:q}"
+        " --checkout {params.checkout:q} --workdir results/exploratory/run"
+        " --configfile {params.configfiles:q} --config {params.config:q}"
         " --claims {output.claims} --row {output.row} > {log} 2>&1"

@@ -1,4 +1,4 @@
-# What every rules file uses: the library on the path, the validated config and the figure table,
+# What every rules file uses: this checkout's library, the validated config and the figure table,
 # the environments, job resources from the config, the settings each rule hands its step, and the
 # code digests that rerun a step when the library code it imports changes.  What a stage's rules
 # need from the config comes from the library (behind_rope.experiments), where the tests reach it.
@@ -8,11 +8,17 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-# The rules read this checkout's library, whatever checkout a shared .venv was installed from (envs/setup.sh).
-# Only this process's import path: what the jobs inherit is set when they start (onstart, job_environment).
+# The rules read this checkout's library: envs/setup.sh installs it into the .venv that runs them, and a copy of the
+# workflow run by another checkout's .venv puts its src/ first on PYTHONPATH (pipeline.workspace.snakemake_environment).
 SRC = str(Path(workflow.basedir) / "src")
-sys.path.insert(0, SRC)
+PYTHON = sys.executable  # the Python that runs Snakemake
+import behind_rope
 
+if Path(behind_rope.__file__).resolve().parents[1] != Path(SRC).resolve():
+    raise WorkflowError(
+        f"This workflow's library is {SRC}, but the Python running it imports {behind_rope.__file__}: "
+        "run `source envs/setup.sh` in this checkout, or put its src/ first on PYTHONPATH."
+    )
 from behind_rope import atomic
 from behind_rope.claims.preregistration import REGISTRATION, criterion_commits, registration
 from behind_rope.claims.summary import print_summary

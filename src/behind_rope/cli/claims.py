@@ -101,13 +101,15 @@ def claims(args) -> None:
 
 @step("exploratory-arm", "run the whole workflow on the exploratory arm's data (config/exploratory.yaml) in a folder "
       "of its own, and copy its claims and its row out", THREADS,
+      arg("--python", required=True, help="the Python whose Snakemake runs the arm"),
       arg("--checkout", required=True, help="the checkout whose workflow runs (the Snakefile's folder)"),
       arg("--workdir", required=True, help="where the arm runs, kept between runs (results/exploratory/run)"),
-      arg("--configfile", nargs="*", default=[], help="the run's own config files, config/exploratory.yaml goes over them"),
+      arg("--configfile", nargs="*", default=[],
+          help="the run's own config files, config/exploratory.yaml goes over them"),
       arg("--config", nargs="*", default=[], help="the run's --config items, key=value"),
       arg("--claims", required=True), arg("--row", required=True))
 def exploratory_arm(args) -> None:
     from behind_rope.pipeline.workspace import run_arm
 
-    run_arm(Path(args.checkout), Path(args.workdir), args.configfile, args.config, args.threads,
+    run_arm(args.python, Path(args.checkout), Path(args.workdir), args.configfile, args.config, args.threads,
             {"results/claims.json": args.claims, "results/registration.yaml": args.row})

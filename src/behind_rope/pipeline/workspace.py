@@ -13,7 +13,6 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from behind_rope import atomic
@@ -24,6 +23,13 @@ LEFT_OUT = ("__pycache__", "build")  # byte code and build folders
 EXPLORATORY_CONFIG = "config/exploratory.yaml"
 # What the arm's run writes that `snakemake exploratory` keeps: the claims and the row for the record.
 ARM_OUTPUTS = ("results/claims.json", "results/registration.yaml")
+
+
+def snakemake_environment(checkout: Path, environ=os.environ) -> dict[str, str]:
+    """``environ`` with ``checkout``'s library first on ``PYTHONPATH``: what Snakemake needs to run a copy of the
+    workflow with a Python set up for another checkout, whose library the copy's Snakefile would refuse."""
+    return {**environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(checkout).resolve() / "src"),
+                                                                   environ.get("PYTHONPATH")]))}
 
 
 def copy_workflow(source: Path, destination: Path) -> Path:
@@ -84,22 +90,23 @@ def workflow_digest(checkout: Path) -> str:
     digest = hashlib.sha256()
     for part in WORKFLOW_PARTS:
         root = checkout / part
-        files = [root] if root.is_file() else sorted(
-            path for path in root.rglob("*") if path.is_file() and not set(path.relative_to(root).parts) & set(LEFT_OUT))
+        files = [root] if root.is_file() else sorted(path for path in root.rglob("*") if path.is_file()
+                                                     and not set(path.relative_to(root).parts) & set(LEFT_OUT))
         for path in files:
             digest.update(str(path.relative_to(checkout)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
-def run_arm(checkout: Path, workdir: Path, configfiles: list[str], config: list[str], cores: int,
+def run_arm(python: str, checkout: Path, workdir: Path, configfiles: list[str], config: list[str], cores: int,
             outputs: dict[str, Path]) -> None:
-    """Run the workflow of ``checkout`` in ``workdir`` on the exploratory arm's data: the run's own config files
+    """Run the workflow of ``checkout`` in ``workdir``, with the Snakemake of ``python``, on the exploratory arm's
+    data: the run's own config files
     (``configfiles``) with config/exploratory.yaml over them, then its ``--config`` items (``config``, as
     ``key=value``); copy :data:`ARM_OUTPUTS` to ``outputs`` (by the name of each)."""
     copy_checkout(checkout, workdir)
-    command = [sys.executable, "-m", "snakemake", "--cores", str(cores), *ARM_OUTPUTS,
+    command = [python, "-m", "snakemake", "--cores", str(cores), *ARM_OUTPUTS,
                "--configfile", *configfiles, EXPLORATORY_CONFIG, *(["--config", *config] if config else [])]
-    environment = dict(os.environ)
+    environment = snakemake_environment(workdir)
     if (checkout / ".git").exists():
         # The registration's commit and date, and the row's commit, come from the checkout's history; the copy is
         # the work tree git compares it with, and git writes nothing into the checkout's index.
