@@ -100,9 +100,8 @@ def workflow_digest(checkout: Path) -> str:
 def run_arm(python: str, checkout: Path, workdir: Path, configfiles: list[str], config: list[str], cores: int,
             outputs: dict[str, Path]) -> None:
     """Run the workflow of ``checkout`` in ``workdir``, with the Snakemake of ``python``, on the exploratory arm's
-    data: the run's own config files
-    (``configfiles``) with config/exploratory.yaml over them, then its ``--config`` items (``config``, as
-    ``key=value``); copy :data:`ARM_OUTPUTS` to ``outputs`` (by the name of each)."""
+    data: the run's own config files (``configfiles``) with config/exploratory.yaml over them, then its ``--config``
+    items (``config``, as ``key=value``); copy :data:`ARM_OUTPUTS` to ``outputs`` (by the name of each)."""
     copy_checkout(checkout, workdir)
     command = [python, "-m", "snakemake", "--cores", str(cores), *ARM_OUTPUTS,
                "--configfile", *configfiles, EXPLORATORY_CONFIG, *(["--config", *config] if config else [])]
