@@ -54,7 +54,7 @@ rule exploratory:
 
 onstart:
     # What the jobs inherit, set now and not while the workflow is parsed: a dry run changes nothing.
-    rule_helpers.export_job_environment(SRC)
+    rule_helpers.export_job_environment(workflow.basedir)
     if config["warm_start"] and warm_start.worthwhile(workflow, HEAVY_ENV):
         warm_start.start()
 

@@ -16,6 +16,7 @@ from snakemake.exceptions import WorkflowError
 # Under another name: the functions here take the config's resource groups as `resources`.
 from behind_rope.experiments import resources as experiment_resources
 from behind_rope.pipeline.allocator import job_environment as with_allocator_settings
+from behind_rope.pipeline.workspace import snakemake_environment
 
 
 def names(values) -> str:
@@ -74,21 +75,20 @@ def verbatim(value):
     return lambda wildcards: value
 
 
-def job_environment(src: str, environ=os.environ) -> dict[str, str]:
+def job_environment(checkout: str, environ=os.environ) -> dict[str, str]:
     """The environment every job inherits, set as the run starts (the Snakefile's ``onstart``), never while the
-    workflow is parsed: the library in ``src`` on the import path (also inside ``--sdm conda`` environments, which
-    do not install it), the Python that runs Snakemake first on ``PATH`` even where its environment is not
-    activated, and the allocator's settings (:mod:`behind_rope.pipeline.allocator`).  SLURM's jobs inherit it
-    from the submitting process (``--export=ALL``)."""
-    return with_allocator_settings(environ) | {
-        "PYTHONPATH": os.pathsep.join(filter(None, [src, environ.get("PYTHONPATH")])),
+    workflow is parsed: the checkout's library first on ``PYTHONPATH`` (also inside ``--sdm conda`` environments,
+    which do not install it; :func:`behind_rope.pipeline.workspace.snakemake_environment`), the Python that runs
+    Snakemake first on ``PATH`` even where its environment is not activated, and the allocator's settings
+    (:mod:`behind_rope.pipeline.allocator`).  SLURM's jobs inherit it from the submitting process (``--export=ALL``)."""
+    return with_allocator_settings(snakemake_environment(Path(checkout), environ)) | {
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), environ.get("PATH", "")]),
     }
 
 
-def export_job_environment(src: str) -> None:
+def export_job_environment(checkout: str) -> None:
     """Give this process, and so every job it starts from now on, :func:`job_environment`."""
-    os.environ.update(job_environment(src))
+    os.environ.update(job_environment(checkout))
 
 
 def cancel_idle_rechecks() -> None:
