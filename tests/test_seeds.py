@@ -1,5 +1,6 @@
 import math
 
+import numpy as np
 import pytest
 
 from behind_rope.claims.seeds import interval, seed_rule, t_quantile
@@ -37,12 +38,22 @@ def test_a_statistic_fails_on_either_half_of_the_rule(values, why):
 
 
 def test_the_count_of_passing_seeds_decides_on_its_own():
-    """The interval clears here, and only the count fails.  (At five seeds with four to pass, as C3 has it, two seeds
-    below the threshold always pull the interval's lower end below it too, so there the count never decides alone.)"""
+    """The interval clears here, and only the count fails where every seed must pass.  (With all seeds but one to
+    pass, as C3 has it, two seeds below the threshold pull the interval's lower end below it too: the next test.)"""
     values = dict(enumerate([1.1, 1.1, 1.1, 1.1, 0.99]))
     strict = seed_rule(values, 1.0, "at_least", confidence=0.95, min_passing=5, min_seeds=5)
     assert strict["interval"][0] > 1.0 and strict["seeds_passing"] == 4 and not strict["passed"]
     assert seed_rule(values, 1.0, "at_least", confidence=0.95, min_passing=4, min_seeds=5)["passed"]
+
+
+@pytest.mark.parametrize(("seeds", "min_passing"), [(3, 2), (5, 4)])
+def test_with_all_seeds_but_one_to_pass_the_count_never_decides_alone(seeds, min_passing):
+    """docs/methods.md's argument, on random draws: wherever too few seeds clear the bound, so does the interval."""
+    draws = np.random.default_rng(0).normal(1.0, 1.0, size=(20_000, seeds))
+    for values in draws:
+        result = seed_rule(dict(enumerate(values)), 1.0, "at_least", confidence=0.95, min_passing=min_passing,
+                           min_seeds=seeds)
+        assert result["seeds_passing"] >= min_passing or result["interval"][0] < 1.0
 
 
 def test_the_rule_records_what_it_decided_from():

@@ -499,7 +499,7 @@ def _seed_rule_sentence(args: dict) -> str:
         return ("A competent twin costs this scale about as much CPU time as the rest of its claims, so it trains one "
                 "seed, and each statistic passes by the \\emph{seed rule} written for one: that seed clears the bound. "
                 "The probe's sampling noise is held by the power precondition below; the variation from seed to seed "
-                "is not, and the paper scale decides over five seeds.")
+                "is not, and the other scales decide over several seeds.")
     return ("A statistic of trained weights differs from seed to seed and, in its last bits, from one CPU's float "
             "kernels to another's, so no verdict rests on one run: each statistic passes by the \\emph{seed rule} when "
             f"the lower end of the {percent(args['confidence'])} t-interval of its mean over the seeds clears the bound "
