@@ -230,9 +230,12 @@ def single_matmul_rate(threads: int, rounds: int = 3) -> float:
     return best
 
 
-def timed(command, cwd) -> float:
+def timed(command, cwd: Path) -> float:
+    """Seconds a Snakemake call in the copy ``cwd`` takes, its library first on the import path as the cold run's."""
     start = time.perf_counter()
-    subprocess.run(command, cwd=cwd, check=True, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=cwd, env=snakemake_environment(cwd), capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(map(str, command[2:]))} failed in {cwd}:\n{done.stderr[-3000:]}")
     return time.perf_counter() - start
 
 
@@ -341,41 +344,41 @@ def measure(keep: str | None) -> tuple[dict, dict]:
             cold = watched_run(snakemake, work,
                                env=snakemake_environment(work, os.environ | {"PYTHONPATH": hook,
                                                                              "BEHIND_ROPE_PROCESS_LOG": str(process_log)}))
-        except RuntimeError:
-            if keep:  # what a failed run did, to mend the failing step and finish the run from there
-                shutil.copytree(work, keep, symlinks=True, dirs_exist_ok=True)
+            warm, refused = warm_steps(work)
+            steps = process_cpu(process_log.read_text().splitlines())
+            full, cpu = cold["wall_s"], cold["cpu_s"]
+            log = max((work / ".snakemake" / "log").glob("*.snakemake.log"), key=lambda p: p.stat().st_mtime).read_text()
+            jobs = parse_log(log)
+            path, started = critical_path(jobs), run_start(jobs)
+            speed_after = machine_speed(cores)
+            rules = rule_times(work)
+            disk = run_disk(work / "results")
+            noop = timed(snakemake, work)
+            script = work / "workflow" / "scripts" / "fig2_simulation.py"
+            script.write_text(script.read_text() + "\n# restyled\n")
+            figure = timed([*snakemake, "fig2_simulation"], work)
+            script = work / "workflow" / "scripts" / "fig3_nope_gram.py"
+            script.write_text(script.read_text() + "\n# restyled\n")
+            fig3 = timed([*snakemake, "fig3_nope_gram"], work)
+            timed([*snakemake, "paper"], work)  # the PDF takes in the restyled figures
+            (work / "results" / "claims.json").touch()
+            paper = timed([*snakemake, "paper"], work)
+            tarball = timed([*snakemake, "paper_tarball"], work)
+            training = {twin: training_measurements(work, twin) for twin in ("nope", "rope")}
+            claims = json.loads((work / "results" / "claims.json").read_text())
+
+            def simulate(chunk_size):
+                size = {"batch_size": 100_000, "seq_len": 50, "dim": 64, "layers": 4, "chunk_size": chunk_size}
+                settings = {"variant": {"alpha": 0.5, "rope": True}, "size": size, "seed": 0}
+                return [sys.executable, "-m", "behind_rope", "simulate", "--settings", json.dumps(settings), "--threads", "2",
+                        "--output", str(work / "paper.npz")]
+
+            chunked_s, chunked_mb = peak_rss_mb(simulate(2000), work)
+            single_s, single_mb = peak_rss_mb(simulate(100_000), work)
+        except Exception:
+            if keep:  # what the run did, to mend the failing step and finish the run or its measurements from there
+                keep_copy(work, keep)
             raise
-        warm, refused = warm_steps(work)
-        steps = process_cpu(process_log.read_text().splitlines())
-        full, cpu = cold["wall_s"], cold["cpu_s"]
-        log = max((work / ".snakemake" / "log").glob("*.snakemake.log"), key=lambda p: p.stat().st_mtime).read_text()
-        jobs = parse_log(log)
-        path, started = critical_path(jobs), run_start(jobs)
-        speed_after = machine_speed(cores)
-        rules = rule_times(work)
-        disk = run_disk(work / "results")
-        noop = timed(snakemake, work)
-        script = work / "workflow" / "scripts" / "fig2_simulation.py"
-        script.write_text(script.read_text() + "\n# restyled\n")
-        figure = timed([*snakemake, "fig2_simulation"], work)
-        script = work / "workflow" / "scripts" / "fig3_nope_gram.py"
-        script.write_text(script.read_text() + "\n# restyled\n")
-        fig3 = timed([*snakemake, "fig3_nope_gram"], work)
-        timed([*snakemake, "paper"], work)  # the PDF takes in the restyled figures
-        (work / "results" / "claims.json").touch()
-        paper = timed([*snakemake, "paper"], work)
-        tarball = timed([*snakemake, "paper_tarball"], work)
-        training = {twin: training_measurements(work, twin) for twin in ("nope", "rope")}
-        claims = json.loads((work / "results" / "claims.json").read_text())
-
-        def simulate(chunk_size):
-            size = {"batch_size": 100_000, "seq_len": 50, "dim": 64, "layers": 4, "chunk_size": chunk_size}
-            settings = {"variant": {"alpha": 0.5, "rope": True}, "size": size, "seed": 0}
-            return [sys.executable, "-m", "behind_rope", "simulate", "--settings", json.dumps(settings), "--threads", "2",
-                    "--output", str(work / "paper.npz")]
-
-        chunked_s, chunked_mb = peak_rss_mb(simulate(2000), work)
-        single_s, single_mb = peak_rss_mb(simulate(100_000), work)
         if keep:
             keep_copy(work, keep)
     # A run under the AVX2 emulation (ATEN_CPU_CAPABILITY=avx2 and the rest, benchmarks/cpu_invariance.py's avx2 arm)
