@@ -266,6 +266,23 @@ def test_load_history_resolves_a_missing_commit_to_the_commit_that_added_the_row
     assert (new["commit"], new["after_results"]) == ("uncommitted", "no") and new["date"] in days
 
 
+def test_rows_that_open_with_the_same_words_get_the_commits_that_added_each(tmp_path):
+    """The needle git searches for is as long as the row's first line, not its first 40 characters."""
+    def row(ending):
+        return f"""\
+  - claims: [A]
+    change: >-
+      No criterion changed by this row: the gate takes the verdicts of {ending}
+      and names it.
+    after_results: yes
+"""
+    repo = make_repo(tmp_path)
+    first = commit(repo, {"config/criteria_history.yaml": history(row("the first run"))}, "first")
+    second = commit(repo, {"config/criteria_history.yaml": history(row("the first run"), row("the second run"))},
+                    "second")
+    assert [entry["commit"] for entry in load_history(repo)] == [short(repo, first), short(repo, second)]
+
+
 def test_load_history_outside_git_keeps_what_is_written(tmp_path):
     folder = tmp_path / "not_git"
     (folder / "config").mkdir(parents=True)

@@ -308,10 +308,11 @@ def _rows(history) -> list[dict]:
 def _adding_commit(root: Path, path: str, text: str, change: str) -> tuple[str, str | None]:
     """(short commit, date) of the first commit that added ``change`` to the history file.
 
-    git -S counts occurrences of an exact string, but YAML folds a wrapped ``change`` into one line: the
-    first 40 characters are cut back to whole words until they occur in the file as written.
+    git -S counts occurrences of an exact string, but YAML folds a wrapped ``change`` into one line: the text is
+    cut back to whole words until it occurs in the file as written (its first line there), which tells apart
+    rows that open with the same words.
     """
-    needle = _flat(change)[:40]
+    needle = _flat(change)
     while needle not in text and " " in needle:
         needle = needle.rsplit(" ", 1)[0]
     try:
